@@ -48,10 +48,15 @@ bool is_supported(uint32_t id);
 // Traits of a supported type. Throws ork::Error naming the id when it is not supported.
 const TypeTraits& traits(Type type);
 
-// Name of a type id for messages ("q4_K", or "type 42" when unknown).
+// Name of a type id for messages ("q4_K", or "type 42" when unknown). Ids that ggml defines but ork
+// cannot decode get ggml's name too ("iq2_xxs"), so errors can say which format a file uses.
 std::string_view type_name(uint32_t id);
 
 // Bytes of a row of n elements; throws ork::Error when n is not a whole number of blocks.
 int64_t row_bytes(Type type, int64_t n);
+
+// Blocks in a row of n elements (n / block_size). Throws ork::Error naming the type and n when n is
+// negative or not a whole number of blocks.
+int64_t block_count(Type type, int64_t n);
 
 }  // namespace ork::quant
