@@ -1,0 +1,99 @@
+// DrmKernel — the real rknpu driver behind its DRM device file.
+//
+// Discovery: the node is found by driver name, not by path: every /dev/dri/renderD* and then
+// card* node is opened and asked DRM_IOCTL_VERSION; the first whose driver is "rknpu" wins.
+// Versions: GET_DRV_VERSION is read at open. Drivers before 0.9.6 have one IOMMU domain and a
+// 40-byte mem_create (no domain id field); for them a request naming domain != 0 fails with EINVAL
+// here, before reaching the driver, and the domain id is not sent.
+//
+// Thread-safe: the object holds only the fd and immutable facts; the driver serializes its state.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "npu/kernel.h"
+
+namespace ork::npu {
+
+// DRM's struct drm_version (include/uapi/drm/drm.h), declared here from the standard DRM uapi.
+struct DrmVersion {
+  int32_t version_major;
+  int32_t version_minor;
+  int32_t version_patchlevel;
+  uint64_t name_len;  // __kernel_size_t: in = buffer size, out = the full length
+  char* name;
+  uint64_t date_len;
+  char* date;
+  uint64_t desc_len;
+  char* desc;
+};
+static_assert(sizeof(void*) == 8, "the rknpu uapi is declared for 64-bit user space");
+static_assert(sizeof(DrmVersion) == 64);
+// DRM_IOWR(0x00, struct drm_version)
+constexpr uint32_t kIoctlDrmVersion = uapi::ioc(uapi::kIocRead | uapi::kIocWrite, 'd', 0x00, sizeof(DrmVersion));
+static_assert(kIoctlDrmVersion == 0xC0406400u);
+
+constexpr const char* kRknpuDriverName = "rknpu";
+
+// What discovery found: the node's path, or why there is none.
+struct DrmNodeSearch {
+  std::optional<std::string> path;  // the rknpu node, when found
+  std::string detail;               // when not found: what was looked at (e.g. a node not openable)
+};
+
+// Scans `dir` for renderD* then card* nodes whose DRM driver name is "rknpu". Never throws; a
+// missing directory or unopenable nodes yield no path (with the reason in detail).
+DrmNodeSearch find_rknpu_node(const std::string& dir = "/dev/dri");
+
+// Whether a driver of this version (major*10000 + minor*100 + patch) has IOMMU domains and the
+// 48-byte mem_create (>= 0.9.6).
+constexpr bool driver_has_domains(uint32_t version) { return version >= uapi::kDrvVersionDomains; }
+// The MEM_CREATE ioctl number to use with a driver of this version.
+constexpr uint32_t mem_create_ioctl_for(uint32_t version) {
+  return driver_has_domains(version) ? uapi::kIoctlMemCreate : uapi::kIoctlMemCreateLegacy;
+}
+// The number of usable IOMMU domains with a driver of this version.
+constexpr uint32_t domains_for(uint32_t version) { return driver_has_domains(version) ? uapi::kMaxDomains : 1; }
+// "0.9.8" from 908.
+std::string format_driver_version(uint32_t version);
+
+class DrmKernel final : public Kernel {
+ public:
+  // Opens the rknpu node found by find_rknpu_node(), or nullptr when there is none.
+  static std::unique_ptr<DrmKernel> open_default();
+  // Opens `path`, checks that it is an rknpu node and reads the driver version. Throws ork::Error
+  // naming the path when it cannot be opened, is not an rknpu node, or the version query fails.
+  explicit DrmKernel(const std::string& path);
+  ~DrmKernel() override;
+  DrmKernel(const DrmKernel&) = delete;
+  DrmKernel& operator=(const DrmKernel&) = delete;
+
+  int action(uapi::Action& a) override;
+  int mem_create(uapi::MemCreate& c) override;
+  int mem_map(uapi::MemMap& m) override;
+  int mem_destroy(uapi::MemDestroy& d) override;
+  int mem_sync(uapi::MemSync& s) override;
+  int submit(uapi::Submit& s) override;
+  void* mmap(uint64_t offset, uint64_t size) override;
+  int munmap(void* address, uint64_t size) override;
+  std::string describe_last_fault() const override;
+  std::string name() const override;
+
+  uint32_t driver_version() const { return version_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  int ioctl_retry(unsigned long request, void* arg) const;  // 0 or errno; retries EINTR/EAGAIN
+
+  std::string path_;
+  int fd_ = -1;
+  uint32_t version_ = 0;
+  mutable std::mutex error_mutex_;
+  std::string last_submit_error_;  // guarded by error_mutex_
+};
+
+}  // namespace ork::npu

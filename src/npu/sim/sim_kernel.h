@@ -1,0 +1,134 @@
+// SimKernel — the rknpu driver, in-process: the same requests and errors as the real one (see
+// docs/hardware.md), over host memory. It models what matters to memory management above it:
+//   - per-domain IOVA spaces (IovaAllocator: 64 MiB buffers fail at #63 with EFAULT, > half the
+//     window never maps), ids 0..15, a domain created on first use;
+//   - one live domain for the device, switched (and counted) when a create, submit or
+//     SET_IOMMU_DOMAIN_ID names another;
+//   - buffers not destroyed stay mapped until close() (the fd closing; also done by the destructor);
+//   - SUBMIT validated as the driver does, then each core's tasks run through sim::execute_tasks with
+//     an address space of the ACTIVE domain only: a task that touches anything else faults (EFAULT,
+//     counted, described by describe_last_fault()).
+// Buffer memory is anonymous MAP_NORESERVE memory: creating 63 x 64 MiB x 16 domains costs address
+// space, not RAM, until pages are written.
+//
+// Thread-safe: every request holds one mutex (a submit runs to completion under it, so jobs are
+// serialized, as jobs of different domains are on the board).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "npu/kernel.h"
+#include "npu/sim/iova_allocator.h"
+
+namespace ork::npu::sim {
+
+struct SimOptions {
+  uint64_t window_bytes = uint64_t(4) << 30;  // per domain; multiple of 4096 in [1 MiB, 4 GiB]
+  uint32_t domains = 16;                      // usable ids 0..domains-1; 1..16
+  uint32_t cores = 3;                         // 1..3
+};
+
+// Ground truth of one domain, for tests and accounting cross-checks.
+struct SimDomainStats {
+  bool created = false;
+  uint32_t live_buffers = 0;
+  uint64_t mapped_bytes = 0;       // sum of page-rounded sizes of live buffers
+  uint64_t peak_mapped_bytes = 0;
+  uint64_t iova_used_bytes = 0;    // IOVA reserved (includes small-size rounding)
+};
+
+struct SimStats {
+  std::array<SimDomainStats, uapi::kMaxDomains> domains{};
+  uint32_t active_domain = 0;
+  uint64_t live_buffers = 0;
+  uint64_t total_mapped_bytes = 0;
+  uint64_t peak_total_mapped_bytes = 0;
+  uint64_t creates = 0;          // successful MEM_CREATE
+  uint64_t destroys = 0;         // successful MEM_DESTROY (not the release at close)
+  uint64_t domain_switches = 0;
+  uint64_t submits = 0;          // submits that completed without error
+  uint64_t faults = 0;           // submits failed by a sim::Fault
+  uint64_t syncs = 0;            // successful MEM_SYNC
+  uint64_t tasks = 0;            // tasks executed
+};
+
+// What close() released: buffers that were never destroyed.
+struct SimLeakReport {
+  uint64_t buffers = 0;
+  uint64_t bytes = 0;
+};
+
+class SimKernel final : public Kernel {
+ public:
+  static constexpr uint32_t kDriverVersion = 908;  // 0.9.8
+  static constexpr uint64_t kMinWindowBytes = uint64_t(1) << 20;
+
+  // Throws ork::Error when an option is out of range (naming it).
+  explicit SimKernel(const SimOptions& options = {});
+  ~SimKernel() override;
+  SimKernel(const SimKernel&) = delete;
+  SimKernel& operator=(const SimKernel&) = delete;
+
+  int action(uapi::Action& a) override;
+  int mem_create(uapi::MemCreate& c) override;
+  int mem_map(uapi::MemMap& m) override;
+  int mem_destroy(uapi::MemDestroy& d) override;
+  int mem_sync(uapi::MemSync& s) override;
+  int submit(uapi::Submit& s) override;
+  // Returns the buffer's host memory itself (offset from MEM_MAP; size <= the buffer's size).
+  // Valid until the buffer is destroyed or the kernel closed. munmap() of such a pointer is a no-op.
+  void* mmap(uint64_t offset, uint64_t size) override;
+  int munmap(void* address, uint64_t size) override;
+  std::string describe_last_fault() const override;
+  std::string name() const override { return "sim"; }
+
+  // The fd closing: releases every buffer still live (IOVA and memory) and reports them. Afterwards
+  // every request fails with EBADF. Idempotent (a second close reports nothing).
+  SimLeakReport close();
+
+  SimStats stats() const;
+  const SimOptions& options() const { return options_; }
+
+ private:
+  struct SimBuffer {
+    uint32_t handle = 0;
+    uint32_t domain = 0;
+    uint32_t flags = 0;
+    uint64_t size = 0;  // page-rounded
+    uint64_t iova = 0;
+    uint64_t obj_addr = 0;
+    uint8_t* host = nullptr;
+  };
+  struct Domain {
+    explicit Domain(uint64_t window) : iova(window) {}
+    IovaAllocator iova;
+    std::map<uint64_t, uint32_t> by_iova;  // start address -> handle
+  };
+  class ActiveSpace;
+
+  Domain& domain(uint32_t id);  // created on first use
+  void switch_to(uint32_t id);
+  bool domain_usable(int64_t id) const { return id >= 0 && id < int64_t(options_.domains); }
+  SimBuffer* find_by_obj(uint64_t obj_addr);
+  void release(SimBuffer& b);  // IOVA and memory; caller erases
+  void account_unmapped(const SimBuffer& b);
+  int run_submit(uapi::Submit& s, const SimBuffer& tasks);
+
+  SimOptions options_;
+  mutable std::mutex mutex_;
+  bool closed_ = false;
+  uint32_t next_handle_ = 1;
+  std::array<std::unique_ptr<Domain>, uapi::kMaxDomains> domains_{};
+  std::unordered_map<uint32_t, SimBuffer> buffers_;  // by handle
+  SimStats stats_;
+  std::string last_fault_;
+};
+
+}  // namespace ork::npu::sim

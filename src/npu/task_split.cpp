@@ -1,0 +1,83 @@
+#include "npu/task_split.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "npu/regcmd_gen.h"
+#include "npu/registers.h"
+
+namespace ork::npu {
+
+uint64_t SplitPlan::macs() const {
+  uint64_t s = 0;
+  for (const TaskTile& t : tasks) s += uint64_t(t.mt) * uint64_t(t.nt) * uint64_t(t.ks);
+  return s;
+}
+
+int64_t max_m_tile(Dtype d, int64_t ks) {
+  const int64_t row = ks * elt_bytes(d);
+  int64_t rows = int64_t(reg::kCbufBanks - 1) * reg::kCbufBankBytes / row;
+  rows = std::min<int64_t>(rows, kMaxTaskM);
+  return rows / 4 * 4;
+}
+
+uint64_t a_block_offset(const SplitPlan& p, int64_t tile, int64_t seg) {
+  // Segment-major: all m-tiles of segment 0, then segment 1, … Full segments are kKSegment wide,
+  // and every m-tile but the last is mt rows.
+  const uint64_t elt = uint64_t(elt_bytes(p.dtype));
+  const uint64_t seg_bytes = uint64_t(p.mp) * kKSegment * elt;
+  const uint64_t ks = uint64_t(b_segment_width(seg, p.kp));
+  return uint64_t(seg) * seg_bytes + uint64_t(tile) * uint64_t(p.mt) * ks * elt;
+}
+
+SplitPlan plan_split(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t max_cores) {
+  check_dims(m, k, n, "plan_split");
+  ORK_CHECK(max_cores >= 1 && max_cores <= 3, "plan_split: cores = ", max_cores, " (1..3)");
+  SplitPlan p;
+  p.dtype = d;
+  p.m = m, p.k = k, p.n = n;
+  p.mp = pad_m(m), p.kp = pad_k(k), p.np = pad_n(n, d);
+  p.segments = k_segments(p.kp);
+  const int64_t widest = b_segment_width(0, p.kp);
+  p.mt = m == 1 ? 1 : std::min(p.mp, max_m_tile(d, widest));
+  const int64_t m_tiles = (p.mp + p.mt - 1) / p.mt;
+  const uint64_t elt = uint64_t(elt_bytes(d));
+  p.a_bytes = uint64_t(p.mp) * uint64_t(p.kp) * elt;
+
+  // N ranges per core, in units of the kernel group.
+  const int64_t g = b_n_group(d);
+  const int64_t groups = p.np / g;
+  const int64_t cores = std::min<int64_t>(max_cores, groups);
+  p.cores = uint32_t(cores);
+  uint64_t c_off = 0;
+  int64_t group0 = 0;
+  for (int64_t c = 0; c < cores; ++c) {
+    const int64_t cg = groups / cores + (c < groups % cores ? 1 : 0);
+    const int64_t n_begin = group0 * g, n_end = (group0 + cg) * g;
+    group0 += cg;
+    p.core_start[c] = uint32_t(p.tasks.size());
+    for (int64_t seg = 0; seg < p.segments; ++seg) {
+      const int64_t ks = b_segment_width(seg, p.kp);
+      for (int64_t n0 = n_begin; n0 < n_end; n0 += kMaxTaskN) {
+        const int64_t nt = std::min<int64_t>(kMaxTaskN, n_end - n0);
+        for (int64_t i = 0; i < m_tiles; ++i) {
+          TaskTile t;
+          t.core = uint32_t(c);
+          t.m0 = i * p.mt;
+          t.mt = std::min(p.mt, p.mp - t.m0);
+          t.n0 = n0, t.nt = nt, t.seg = seg, t.ks = ks;
+          t.a_off = a_block_offset(p, i, seg);
+          t.b_off = uint64_t(b_segment_offset(seg, p.np, d)) + uint64_t(n0) * uint64_t(ks) * elt;
+          t.c_off = c_off;
+          c_off += uint64_t(t.mt) * uint64_t(nt) * 4;
+          p.tasks.push_back(t);
+        }
+      }
+    }
+    p.core_count[c] = uint32_t(p.tasks.size()) - p.core_start[c];
+  }
+  p.c_bytes = c_off;
+  return p;
+}
+
+}  // namespace ork::npu

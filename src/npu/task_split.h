@@ -1,0 +1,58 @@
+// Splitting a matmul C (M×N) = A (M×K) · Bᵀ into NPU tasks that fit one core's CBUF, and across cores.
+//
+// Rules (docs/hardware.md "Registers and layouts"):
+//  - K: the packed weight's K segments (≤ 8192 columns, layout.h); one task reads one segment. The
+//    partial sums of the segments are written to separate output blocks and added on the CPU (no
+//    public source documents a DPU mode that accumulates into an existing output).
+//  - M: tiles of mt rows (a multiple of 4, or 1 when M = 1) with data banks = ceil(mt·Ks·elt / 32 KiB)
+//    ≤ 11 and mt ≤ kMaxTaskM; weight banks = 12 − data banks.
+//  - N: split into one contiguous range per core (aligned to the kernel group), then tiles of at most
+//    kMaxTaskN kernels.
+// Every task's operands are dense native-layout blocks: A block (m-tile, segment) in the A scratch,
+// the weight slice (segment, n-tile) — contiguous in the packed weight — and its own C block in the
+// C scratch. When the plan has one M tile and one K segment, the C scratch is exactly the native
+// (Np/4, Mp, 4) layout of the whole C. Pure, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "npu/layout.h"
+
+namespace ork::npu {
+
+struct TaskTile {
+  uint32_t core = 0;
+  int64_t m0 = 0, mt = 0;   // rows [m0, m0 + mt) of the padded A/C (mt padded)
+  int64_t n0 = 0, nt = 0;   // kernels [n0, n0 + nt) of the padded B
+  int64_t seg = 0;          // K segment; columns [seg·8192, seg·8192 + ks)
+  int64_t ks = 0;
+  uint64_t a_off = 0;       // byte offsets: A block in A scratch, B slice in the weight,
+  uint64_t b_off = 0;       //   C block in C scratch
+  uint64_t c_off = 0;
+};
+
+struct SplitPlan {
+  Dtype dtype = Dtype::kI8;
+  int64_t m = 0, k = 0, n = 0;     // logical sizes
+  int64_t mp = 0, kp = 0, np = 0;  // padded sizes
+  int64_t mt = 0;                  // rows per M tile (the last tile may be shorter)
+  int64_t segments = 0;
+  uint32_t cores = 0;              // cores that received tasks (1..3)
+  std::vector<TaskTile> tasks;     // grouped by core, in core order
+  uint32_t core_start[3] = {0, 0, 0}, core_count[3] = {0, 0, 0};
+  uint64_t a_bytes = 0;            // A scratch: all (m-tile, segment) blocks
+  uint64_t c_bytes = 0;            // C scratch: one block per task
+  uint64_t macs() const;
+};
+
+// Plans the tasks of an (m × k) · (n × k)ᵀ matmul on up to `max_cores` cores (1..3).
+SplitPlan plan_split(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t max_cores);
+
+// Rows per M tile for a segment width ks: the largest multiple of 4 with ≤ 11 data banks.
+int64_t max_m_tile(Dtype d, int64_t ks);
+
+// Byte offset of the A block for (m-tile index i, segment s) in the A scratch.
+uint64_t a_block_offset(const SplitPlan& p, int64_t tile, int64_t seg);
+
+}  // namespace ork::npu
