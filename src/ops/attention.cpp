@@ -1,0 +1,46 @@
+#include "ops/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/softmax.h"
+#include "ops/vec.h"
+
+namespace ork::ops {
+
+void attention(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos0, int64_t n_head,
+               int64_t n_head_kv, int64_t head_dim, const float* k_cache, const float* v_cache,
+               float* out) {
+  ORK_CHECK(n_q_tokens >= 0, "ops::attention: n_q_tokens=", n_q_tokens, " is negative");
+  ORK_CHECK(pos0 >= 0, "ops::attention: pos0=", pos0, " is negative");
+  ORK_CHECK(head_dim >= 1, "ops::attention: head_dim=", head_dim, " must be >= 1");
+  ORK_CHECK(n_head_kv >= 1 && n_head >= n_head_kv && n_head % n_head_kv == 0,
+            "ops::attention: n_head=", n_head, " is not a positive multiple of n_head_kv=", n_head_kv);
+  if (n_q_tokens == 0) return;
+  const int64_t group = n_head / n_head_kv;
+  const float scale = 1.0f / std::sqrt(float(head_dim));
+  const int64_t kv_stride = n_head_kv * head_dim;  // floats between consecutive positions
+
+  pool.parallel_for(n_q_tokens * n_head, 1, [&](int64_t begin, int64_t end) {
+    thread_local std::vector<float> scores;
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t t = task / n_head;
+      const int64_t h = task % n_head;
+      const int64_t n_keys = pos0 + t + 1;
+      const float* qh = q + (t * n_head + h) * head_dim;
+      const float* kg = k_cache + (h / group) * head_dim;
+      const float* vg = v_cache + (h / group) * head_dim;
+      if (scores.size() < size_t(n_keys)) scores.resize(size_t(n_keys));
+      float* s = scores.data();
+      for (int64_t j = 0; j < n_keys; ++j) s[j] = vec::dot(qh, kg + j * kv_stride, head_dim) * scale;
+      softmax(s, n_keys);
+      float* o = out + (t * n_head + h) * head_dim;
+      std::fill(o, o + head_dim, 0.0f);
+      for (int64_t j = 0; j < n_keys; ++j) vec::axpy(s[j], vg + j * kv_stride, o, head_dim);
+    }
+  });
+}
+
+}  // namespace ork::ops

@@ -1,0 +1,25 @@
+// Causal multi-head attention with grouped KV heads (GQA), reading an f32 KV cache.
+#pragma once
+
+#include <cstdint>
+
+#include "core/thread_pool.h"
+
+namespace ork::ops {
+
+// For query token t (position p = pos0 + t) and head h, with g = h / (n_head / n_head_kv):
+//   s_j = dot(q[t][h], k_cache[j][g]) · (1 / sqrtf(head_dim))   for j = 0..p
+//   w = softmax(s)                                              (ops::softmax)
+//   out[t][h] = Σ_j w_j · v_cache[j][g]                         (j ascending, f32 accumulation)
+// Layouts (all row-major f32):
+//   q:   [n_q_tokens][n_head][head_dim]
+//   k_cache, v_cache: [n_kv][n_head_kv][head_dim] with n_kv >= pos0 + n_q_tokens (positions 0..).
+//   out: [n_q_tokens][n_head][head_dim]; must not overlap the inputs.
+// Requires n_q_tokens >= 0, pos0 >= 0, head_dim >= 1, n_head_kv >= 1, n_head a multiple of n_head_kv
+// (ork::Error naming the value otherwise). Parallel over (token, head) pairs on `pool`; each output
+// is computed by one thread in a fixed order, so results do not depend on the thread count.
+void attention(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos0, int64_t n_head,
+               int64_t n_head_kv, int64_t head_dim, const float* k_cache, const float* v_cache,
+               float* out);
+
+}  // namespace ork::ops

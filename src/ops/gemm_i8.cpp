@@ -1,0 +1,58 @@
+#include "ops/gemm_i8.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace ork::ops {
+namespace {
+
+constexpr int kLanes = 16;
+constexpr int64_t kTileN = 16;   // B rows per task
+constexpr int64_t kRowBlock = 16;  // A rows per task when M is split
+
+// Σ a[i]·b[i] with int32 lanes (contiguous, vectorizable widening multiply-add).
+int32_t dot_i8(const int8_t* __restrict a, const int8_t* __restrict b, int64_t k) {
+  int32_t acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= k; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] += int32_t(a[i + l]) * int32_t(b[i + l]);
+  int32_t sum = 0;
+  for (; i < k; ++i) sum += int32_t(a[i]) * int32_t(b[i]);
+  for (int l = 0; l < kLanes; ++l) sum += acc[l];
+  return sum;
+}
+
+}  // namespace
+
+void gemm_i8(ThreadPool* pool, const int8_t* a, const int8_t* b, int64_t m, int64_t n, int64_t k,
+             int32_t* c) {
+  ORK_CHECK(m >= 0 && n >= 0 && k >= 0, "ops::gemm_i8: negative shape M=", m, " N=", n, " K=", k);
+  ORK_CHECK(k <= kGemmI8MaxK, "ops::gemm_i8: K=", k, " exceeds ", kGemmI8MaxK,
+            " (int32 accumulators could overflow)");
+  if (m == 0 || n == 0) return;
+
+  const int64_t n_tiles = (n + kTileN - 1) / kTileN;
+  const int64_t threads = pool != nullptr ? pool->size() : 1;
+  int64_t m_blocks = 1;
+  if (n_tiles < 4 * threads && m > kRowBlock)
+    m_blocks = std::min<int64_t>((m + kRowBlock - 1) / kRowBlock, (4 * threads + n_tiles - 1) / n_tiles);
+  const int64_t m_per = (m + m_blocks - 1) / m_blocks;
+
+  auto body = [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t j0 = (task / m_blocks) * kTileN;
+      const int64_t j1 = std::min(n, j0 + kTileN);
+      const int64_t i0 = (task % m_blocks) * m_per;
+      const int64_t i1 = std::min(m, i0 + m_per);
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t j = j0; j < j1; ++j) c[i * n + j] = dot_i8(a + i * k, b + j * k, k);
+    }
+  };
+  if (pool != nullptr)
+    pool->parallel_for(n_tiles * m_blocks, 1, body);
+  else
+    body(0, n_tiles * m_blocks);
+}
+
+}  // namespace ork::ops

@@ -1,0 +1,26 @@
+// Rotary position embedding (RoPE).
+#pragma once
+
+#include <cstdint>
+
+namespace ork::ops {
+
+// Which dimensions form a rotated pair.
+enum class RopeMode {
+  kNormal,  // (2i, 2i+1) — llama (GGML_ROPE_TYPE_NORMAL)
+  kNeox,    // (i, i + n_rot/2) — qwen2, qwen3, gpt-neox (GGML_ROPE_TYPE_NEOX)
+};
+
+// Rotates, in place, n_heads heads of head_dim floats laid out contiguously ([n_heads][head_dim]) for
+// position `pos`. Only the first n_rot dims of each head are rotated; dims n_rot..head_dim-1 are left
+// unchanged. Pair i (0 <= i < n_rot/2) is rotated by angle θ_i:
+//   (a, b) -> (a·cos θ_i − b·sin θ_i,  a·sin θ_i + b·cos θ_i).
+// Angles are computed in f32 exactly as ggml's CPU rope (ggml_rope_cache_init + rope_yarn without
+// YaRN): t_0 = float(pos); t_{i+1} = t_i · s with s = powf(freq_base, -2.0f / n_rot);
+// θ_i = freq_scale · t_i; cos/sin by cosf/sinf. Mathematically θ_i = pos·freq_scale·base^(−2i/n_rot).
+// Requires n_heads >= 0, head_dim >= 1, 0 < n_rot <= head_dim, n_rot even, pos >= 0, freq_base > 0
+// (ork::Error naming the value otherwise). Thread-safety: pure.
+void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t pos, float freq_base,
+          float freq_scale, RopeMode mode);
+
+}  // namespace ork::ops

@@ -1,0 +1,110 @@
+#include "ops/rope.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/reference.h"
+
+namespace ork::ops {
+namespace {
+
+// Rotates like rope() in double. Angles either exact (double formula) or ggml's f32 recurrence.
+std::vector<double> ref_rope(const std::vector<float>& x, int64_t n_heads, int64_t head_dim,
+                             int64_t n_rot, int64_t pos, float base, float scale, RopeMode mode,
+                             bool ggml_angles) {
+  std::vector<double> out(x.begin(), x.end());
+  const int64_t half = n_rot / 2;
+  const float theta_scale = std::pow(base, -2.0f / float(n_rot));
+  float t = float(pos);
+  std::vector<double> theta(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) {
+    theta[size_t(i)] = ggml_angles ? double(scale * t)
+                                   : double(pos) * double(scale) *
+                                         std::pow(double(base), -2.0 * double(i) / double(n_rot));
+    t *= theta_scale;
+  }
+  for (int64_t h = 0; h < n_heads; ++h)
+    for (int64_t i = 0; i < half; ++i) {
+      const int64_t ia = h * head_dim + (mode == RopeMode::kNormal ? 2 * i : i);
+      const int64_t ib = h * head_dim + (mode == RopeMode::kNormal ? 2 * i + 1 : i + half);
+      const double a = x[size_t(ia)], b = x[size_t(ib)];
+      const double c = std::cos(theta[size_t(i)]), s = std::sin(theta[size_t(i)]);
+      out[size_t(ia)] = a * c - b * s;
+      out[size_t(ib)] = a * s + b * c;
+    }
+  return out;
+}
+
+struct Case {
+  int64_t n_heads, head_dim, n_rot, pos;
+  float base, scale;
+};
+
+TEST(Rope, MatchesDoubleFormula) {
+  const Case cases[] = {{1, 2, 2, 0, 10000.0f, 1.0f},      {1, 2, 2, 1, 10000.0f, 1.0f},
+                        {3, 8, 8, 5, 10000.0f, 1.0f},      {2, 64, 64, 17, 10000.0f, 1.0f},
+                        {4, 128, 128, 1000, 1e6f, 1.0f},   {2, 10, 6, 7, 10000.0f, 0.5f},
+                        {5, 64, 32, 123, 500000.0f, 0.25f}, {1, 128, 128, 4095, 10000.0f, 1.0f}};
+  for (RopeMode mode : {RopeMode::kNormal, RopeMode::kNeox}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(::testing::Message() << "mode=" << int(mode) << " heads=" << c.n_heads << " dim="
+                                        << c.head_dim << " n_rot=" << c.n_rot << " pos=" << c.pos);
+      const std::vector<float> x =
+          testing::random_floats(size_t(c.n_heads * c.head_dim), uint32_t(c.pos + c.head_dim));
+      std::vector<float> y = x;
+      rope(y.data(), c.n_heads, c.head_dim, c.n_rot, c.pos, c.base, c.scale, mode);
+      const std::vector<double> ggml =
+          ref_rope(x, c.n_heads, c.head_dim, c.n_rot, c.pos, c.base, c.scale, mode, true);
+      const std::vector<double> exact =
+          ref_rope(x, c.n_heads, c.head_dim, c.n_rot, c.pos, c.base, c.scale, mode, false);
+      // Same angles as ggml: only the f32 sin/cos and rotation round.
+      for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], ggml[i], 1e-6) << "element " << i;
+      // Exact angles: the f32 recurrence's relative angle error grows with i (n_rot/2 steps) and
+      // the absolute error with pos·scale.
+      const double tol = 1e-6 + double(c.pos) * double(c.scale) * double(c.n_rot) * 2e-7;
+      for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], exact[i], tol) << "element " << i;
+      // Dims past n_rot are untouched.
+      for (int64_t h = 0; h < c.n_heads; ++h)
+        for (int64_t d = c.n_rot; d < c.head_dim; ++d)
+          ASSERT_EQ(y[size_t(h * c.head_dim + d)], x[size_t(h * c.head_dim + d)]);
+    }
+  }
+}
+
+TEST(Rope, PositionZeroIsIdentityAndPairsKeepTheirNorm) {
+  std::vector<float> x = testing::random_floats(64, 1);
+  std::vector<float> y = x;
+  rope(y.data(), 2, 32, 32, 0, 10000.0f, 1.0f, RopeMode::kNeox);
+  EXPECT_TRUE(testing::bit_equal(x, y));
+  rope(y.data(), 2, 32, 32, 77, 10000.0f, 1.0f, RopeMode::kNormal);
+  for (int i = 0; i < 32; ++i) {
+    const double before = std::hypot(double(x[2 * i]), double(x[2 * i + 1]));
+    const double after = std::hypot(double(y[2 * i]), double(y[2 * i + 1]));
+    EXPECT_NEAR(after, before, 1e-6);
+  }
+}
+
+TEST(Rope, NormalAndNeoxPairDifferentDims) {
+  // One head of 4 dims at angle θ_0 = pos for pair 0 and pos·base^(-1/2) for pair 1.
+  std::vector<float> normal = {1.0f, 0.0f, 0.0f, 0.0f}, neox = normal;
+  rope(normal.data(), 1, 4, 4, 1, 10000.0f, 1.0f, RopeMode::kNormal);
+  rope(neox.data(), 1, 4, 4, 1, 10000.0f, 1.0f, RopeMode::kNeox);
+  EXPECT_NEAR(normal[1], std::sin(1.0), 1e-6);  // partner of dim 0 is dim 1
+  EXPECT_EQ(normal[2], 0.0f);
+  EXPECT_NEAR(neox[2], std::sin(1.0), 1e-6);  // partner of dim 0 is dim 2
+  EXPECT_EQ(neox[1], 0.0f);
+}
+
+TEST(Rope, RejectsBadParameters) {
+  std::vector<float> x(8);
+  EXPECT_THROW(rope(x.data(), 1, 8, 3, 0, 10000.0f, 1.0f, RopeMode::kNormal), Error);
+  EXPECT_THROW(rope(x.data(), 1, 8, 10, 0, 10000.0f, 1.0f, RopeMode::kNormal), Error);
+  EXPECT_THROW(rope(x.data(), 1, 8, 8, -1, 10000.0f, 1.0f, RopeMode::kNormal), Error);
+  EXPECT_THROW(rope(x.data(), 1, 8, 8, 0, 0.0f, 1.0f, RopeMode::kNormal), Error);
+}
+
+}  // namespace
+}  // namespace ork::ops
