@@ -1,0 +1,284 @@
+#include "gen_model/gen_model.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "gen_model/vocab.h"
+#include "gguf/writer.h"
+
+namespace ork::gen {
+
+namespace {
+
+// Largest model the generator builds in memory (elements over all tensors).
+constexpr uint64_t kMaxElements = uint64_t(1) << 30;
+
+// splitmix64: a small, well-mixed deterministic generator.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [-1, 1).
+  float uniform() { return float(int64_t(next() >> 40) - (int64_t(1) << 23)) * (1.0f / float(1 << 23)); }
+
+ private:
+  uint64_t state_;
+};
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : s) {
+    h ^= uint8_t(c);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+bool is_matrix(const TensorSpec& t) { return t.dims.size() == 2; }
+
+enum class Kind { Embedding, Output, Matmul, Norm, Bias };
+
+Kind kind_of(const TensorSpec& t) {
+  if (t.name == "token_embd.weight") return Kind::Embedding;
+  if (t.name == "output.weight") return Kind::Output;
+  if (is_matrix(t)) return Kind::Matmul;
+  if (t.name.size() > 5 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0) return Kind::Bias;
+  return Kind::Norm;
+}
+
+// Values of one tensor: depend on the seed and the name only.
+std::vector<float> values(const ModelSpec& spec, const TensorSpec& t) {
+  uint64_t n = 1;
+  for (uint64_t d : t.dims) n *= d;
+  std::vector<float> v(n);
+  Rng rng(spec.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(t.name));
+  const float sqrt3 = std::sqrt(3.0f);  // uniform on [-a, a] has std a / sqrt(3)
+  const float inv_sqrt_embd = 1.0f / std::sqrt(float(spec.n_embd));
+  float std_dev = 0.0f;
+  switch (kind_of(t)) {
+    case Kind::Embedding:
+      std_dev = spec.weight_std > 0 ? spec.weight_std : (spec.tied_output ? 2.0f * inv_sqrt_embd : 1.0f);
+      break;
+    case Kind::Output: std_dev = spec.weight_std > 0 ? spec.weight_std : 2.0f * inv_sqrt_embd; break;
+    case Kind::Matmul:
+      std_dev = spec.weight_std > 0 ? spec.weight_std : 1.0f / std::sqrt(float(t.dims[0]));
+      break;
+    case Kind::Bias:
+      for (float& x : v) x = 0.05f * sqrt3 * rng.uniform();
+      return v;
+    case Kind::Norm:
+      for (float& x : v) x = 1.0f + 0.1f * rng.uniform();
+      return v;
+  }
+  for (float& x : v) x = std_dev * sqrt3 * rng.uniform();
+  return v;
+}
+
+std::string default_pre(const ModelSpec& spec) {
+  if (!spec.pre.empty()) return spec.pre;
+  if (spec.tokenizer == "llama") return "default";
+  return spec.arch == "llama" ? "llama-bpe" : "qwen2";
+}
+
+// What a 2-D weight's row length is called, for messages.
+std::string_view row_field(const std::string& name) {
+  if (name.find("attn_output") != std::string::npos) return "n_head * head_dim";
+  if (name.find("ffn_down") != std::string::npos) return "n_ff";
+  return "n_embd";
+}
+
+}  // namespace
+
+std::vector<std::string_view> preset_names() {
+  return {"default", "tiny-llama", "tiny-qwen2", "tiny-qwen3", "tiny-spm", "tiny-q4k"};
+}
+
+ModelSpec preset(std::string_view name) {
+  ModelSpec s;
+  if (name == "default") {
+    s.n_vocab = 1024;
+    s.n_embd = 128;
+    s.n_layer = 4;
+    s.n_head = 4;
+    s.n_head_kv = 2;
+    s.n_ff = 512;
+    s.n_ctx = 512;
+    s.weight_type = quant::Type::Q8_0;
+    s.rope_freq_base = 500000.0f;
+  } else if (name == "tiny-llama") {
+    // The ModelSpec defaults: a llama-3-style model with a byte-level BPE vocabulary.
+  } else if (name == "tiny-qwen2") {
+    s.arch = "qwen2";
+    s.rope_freq_base = 1000000.0f;
+    s.rms_eps = 1e-6f;
+    s.tied_output = true;
+  } else if (name == "tiny-qwen3") {
+    s.arch = "qwen3";
+    s.head_dim = 32;  // != n_embd / n_head, as in the real qwen3 models
+    s.rope_freq_base = 1000000.0f;
+    s.rms_eps = 1e-6f;
+    s.tied_output = true;
+  } else if (name == "tiny-spm") {
+    s.tokenizer = "llama";
+  } else if (name == "tiny-q4k") {
+    s.n_embd = 256;
+    s.n_ff = 512;
+    s.weight_type = quant::Type::Q4_K;
+  } else {
+    std::string names;
+    for (std::string_view n : preset_names()) names += (names.empty() ? "" : ", ") + std::string(n);
+    fail("gen_model: unknown preset '", name, "' (known: ", names, ")");
+  }
+  return s;
+}
+
+int head_dim_of(const ModelSpec& spec) {
+  return spec.head_dim != 0 ? spec.head_dim : (spec.n_head > 0 ? spec.n_embd / spec.n_head : 0);
+}
+
+std::vector<TensorSpec> tensor_specs(const ModelSpec& spec) {
+  const uint64_t embd = uint64_t(spec.n_embd), vocab = uint64_t(spec.n_vocab), ff = uint64_t(spec.n_ff);
+  const uint64_t hd = uint64_t(head_dim_of(spec));
+  const uint64_t q_dim = uint64_t(spec.n_head) * hd, kv_dim = uint64_t(spec.n_head_kv) * hd;
+  const quant::Type wt = spec.weight_type, f32 = quant::Type::F32;
+  std::vector<TensorSpec> out;
+  out.push_back({"token_embd.weight", {embd, vocab}, wt});
+  for (int i = 0; i < spec.n_layer; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    out.push_back({b + "attn_norm.weight", {embd}, f32});
+    out.push_back({b + "attn_q.weight", {embd, q_dim}, wt});
+    out.push_back({b + "attn_k.weight", {embd, kv_dim}, wt});
+    out.push_back({b + "attn_v.weight", {embd, kv_dim}, wt});
+    if (spec.arch == "qwen2") {
+      out.push_back({b + "attn_q.bias", {q_dim}, f32});
+      out.push_back({b + "attn_k.bias", {kv_dim}, f32});
+      out.push_back({b + "attn_v.bias", {kv_dim}, f32});
+    }
+    if (spec.arch == "qwen3") {
+      out.push_back({b + "attn_q_norm.weight", {hd}, f32});
+      out.push_back({b + "attn_k_norm.weight", {hd}, f32});
+    }
+    out.push_back({b + "attn_output.weight", {q_dim, embd}, wt});
+    out.push_back({b + "ffn_norm.weight", {embd}, f32});
+    out.push_back({b + "ffn_gate.weight", {embd, ff}, wt});
+    out.push_back({b + "ffn_up.weight", {embd, ff}, wt});
+    out.push_back({b + "ffn_down.weight", {ff, embd}, wt});
+  }
+  out.push_back({"output_norm.weight", {embd}, f32});
+  if (!spec.tied_output) out.push_back({"output.weight", {embd, vocab}, wt});
+  return out;
+}
+
+void validate(const ModelSpec& spec) {
+  if (spec.arch != "llama" && spec.arch != "qwen2" && spec.arch != "qwen3") {
+    fail("gen_model: unknown arch '", spec.arch, "' (llama, qwen2, qwen3)");
+  }
+  if (spec.tokenizer != "gpt2" && spec.tokenizer != "llama") {
+    fail("gen_model: unknown tokenizer '", spec.tokenizer, "' (gpt2, llama)");
+  }
+  const std::pair<const char*, int> counts[] = {
+      {"n_vocab", spec.n_vocab}, {"n_embd", spec.n_embd}, {"n_layer", spec.n_layer},
+      {"n_head", spec.n_head},   {"n_head_kv", spec.n_head_kv}, {"n_ff", spec.n_ff},
+      {"n_ctx", spec.n_ctx}};
+  for (const auto& [field, v] : counts) {
+    if (v <= 0) fail("gen_model: ", field, " must be positive (got ", v, ")");
+  }
+  if (spec.head_dim < 0) fail("gen_model: head_dim must not be negative (got ", spec.head_dim, ")");
+  if (spec.n_head % spec.n_head_kv != 0) {
+    fail("gen_model: n_head ", spec.n_head, " is not a multiple of n_head_kv ", spec.n_head_kv);
+  }
+  if (spec.head_dim == 0 && spec.n_embd % spec.n_head != 0) {
+    fail("gen_model: n_embd ", spec.n_embd, " is not a multiple of n_head ", spec.n_head);
+  }
+  const int hd = head_dim_of(spec);
+  if (hd % 2 != 0) fail("gen_model: head_dim ", hd, " must be even (RoPE rotates pairs)");
+  const int min_vocab = spec.tokenizer == "gpt2" ? kMinVocabGpt2 : kMinVocabLlama;
+  if (spec.n_vocab < min_vocab) {
+    fail("gen_model: n_vocab ", spec.n_vocab, " is below the ", spec.tokenizer, " tokenizer's minimum ",
+         min_vocab);
+  }
+  if (!(spec.rms_eps > 0) || !(spec.rope_freq_base > 0) || !(spec.rope_scale_linear > 0)) {
+    fail("gen_model: rms_eps, rope_freq_base and rope_scale_linear must be positive");
+  }
+  if (!(spec.weight_std >= 0) || !std::isfinite(spec.weight_std)) {
+    fail("gen_model: weight_std must be finite and not negative (got ", spec.weight_std, ")");
+  }
+  if (!quant::is_supported(uint32_t(spec.weight_type))) {
+    fail("gen_model: weight type ", quant::type_name(uint32_t(spec.weight_type)), " is not supported");
+  }
+  const quant::TypeTraits& tr = quant::traits(spec.weight_type);
+  uint64_t total = 0;
+  for (const TensorSpec& t : tensor_specs(spec)) {
+    uint64_t n = 1;
+    for (uint64_t d : t.dims) n *= d;  // each dim < 2^31 and at most 2 dims: no overflow
+    total += n;
+    if (total > kMaxElements) fail("gen_model: the model exceeds ", kMaxElements, " elements");
+    if (t.type == spec.weight_type && t.dims[0] % uint64_t(tr.block_size) != 0) {
+      fail("gen_model: weight type ", tr.name, " needs row lengths that are multiples of ",
+           tr.block_size, "; ", t.name, " has rows of ", t.dims[0], " (", row_field(t.name), ")");
+    }
+  }
+}
+
+void write_model(const ModelSpec& spec, const std::string& path) {
+  validate(spec);
+  const Vocab vocab = make_vocab(spec.tokenizer, spec.n_vocab);
+  const std::string& a = spec.arch;
+  const int hd = head_dim_of(spec);
+
+  gguf::Writer w;
+  w.add_string("general.architecture", a);
+  w.add_string("general.name", "ork generated " + a);
+  w.add_uint32("general.alignment", 32);
+  w.add_uint32(a + ".vocab_size", uint32_t(spec.n_vocab));
+  w.add_uint32(a + ".context_length", uint32_t(spec.n_ctx));
+  w.add_uint32(a + ".embedding_length", uint32_t(spec.n_embd));
+  w.add_uint32(a + ".block_count", uint32_t(spec.n_layer));
+  w.add_uint32(a + ".feed_forward_length", uint32_t(spec.n_ff));
+  w.add_uint32(a + ".attention.head_count", uint32_t(spec.n_head));
+  w.add_uint32(a + ".attention.head_count_kv", uint32_t(spec.n_head_kv));
+  w.add_float32(a + ".attention.layer_norm_rms_epsilon", spec.rms_eps);
+  if (hd != spec.n_embd / spec.n_head || spec.n_embd % spec.n_head != 0) {
+    w.add_uint32(a + ".attention.key_length", uint32_t(hd));
+    w.add_uint32(a + ".attention.value_length", uint32_t(hd));
+  }
+  w.add_uint32(a + ".rope.dimension_count", uint32_t(hd));
+  w.add_float32(a + ".rope.freq_base", spec.rope_freq_base);
+  if (spec.rope_scale_linear != 1.0f) {
+    w.add_string(a + ".rope.scaling.type", "linear");
+    w.add_float32(a + ".rope.scaling.factor", spec.rope_scale_linear);
+  }
+  w.add_string("tokenizer.ggml.model", vocab.model);
+  w.add_string("tokenizer.ggml.pre", default_pre(spec));
+  w.add_string_array("tokenizer.ggml.tokens", vocab.tokens);
+  w.add_int32_array("tokenizer.ggml.token_type", vocab.types);
+  if (!vocab.scores.empty()) w.add_float32_array("tokenizer.ggml.scores", vocab.scores);
+  if (!vocab.merges.empty()) w.add_string_array("tokenizer.ggml.merges", vocab.merges);
+  w.add_uint32("tokenizer.ggml.bos_token_id", uint32_t(vocab.bos));
+  w.add_uint32("tokenizer.ggml.eos_token_id", uint32_t(vocab.eos));
+  if (vocab.unk >= 0) w.add_uint32("tokenizer.ggml.unknown_token_id", uint32_t(vocab.unk));
+  w.add_bool("tokenizer.ggml.add_bos_token", true);
+  w.add_bool("tokenizer.ggml.add_eos_token", false);
+
+  for (const TensorSpec& t : tensor_specs(spec)) {
+    const std::vector<float> v = values(spec, t);
+    if (t.type == quant::Type::F32) {
+      w.add_tensor(t.name, t.type, t.dims, v.data(), v.size() * sizeof(float));
+      continue;
+    }
+    const quant::TypeTraits& tr = quant::traits(t.type);
+    const uint64_t rows = v.size() / t.dims[0];
+    std::vector<uint8_t> q(size_t(rows) * size_t(quant::row_bytes(t.type, int64_t(t.dims[0]))));
+    tr.quantize(v.data(), q.data(), int64_t(v.size()));
+    w.add_tensor(t.name, t.type, t.dims, q.data(), q.size());
+  }
+  w.write(path);
+}
+
+}  // namespace ork::gen

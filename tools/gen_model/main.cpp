@@ -1,0 +1,146 @@
+// ork-gen-model: writes a deterministic random-weight GGUF model (see gen_model.h).
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/env.h"
+#include "core/error.h"
+#include "gen_model/gen_model.h"
+#include "quant/types.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: ork-gen-model [--preset NAME] [--arch llama|qwen2|qwen3] [--type f32|f16|q8_0|...]\n"
+    "                     [--vocab N] [--embd N] [--layers N] [--heads N] [--kv-heads N] [--ff N]\n"
+    "                     [--ctx N] [--head-dim N] [--tokenizer gpt2|llama] [--pre NAME] [--tied]\n"
+    "                     [--seed S] -o PATH\n"
+    "Flags override the preset (default: \"default\").\n";
+
+struct Usage {
+  std::string message;
+};
+
+ork::quant::Type parse_type(const std::string& text) {
+  std::string known;
+  for (uint32_t id = 0; id < 64; ++id) {
+    if (!ork::quant::is_supported(id)) continue;
+    const std::string_view name = ork::quant::traits(ork::quant::Type(id)).name;
+    if (name.size() == text.size()) {
+      bool same = true;
+      for (size_t k = 0; k < name.size(); ++k) {
+        same = same && std::tolower(uint8_t(name[k])) == std::tolower(uint8_t(text[k]));
+      }
+      if (same) return ork::quant::Type(id);
+    }
+    known += (known.empty() ? "" : ", ") + std::string(name);
+  }
+  throw Usage{"--type: unknown type '" + text + "' (known: " + known + ")"};
+}
+
+int run(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // The preset first, so that the other flags override it wherever they appear.
+  std::string preset = "default";
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (args[k] == "--preset") {
+      if (k + 1 >= args.size()) throw Usage{"--preset needs a value"};
+      preset = args[k + 1];
+    }
+  }
+  ork::gen::ModelSpec spec;
+  try {
+    spec = ork::gen::preset(preset);
+  } catch (const ork::Error& e) {
+    throw Usage{e.what()};
+  }
+  std::string out;
+  for (size_t k = 0; k < args.size(); ++k) {
+    const std::string& a = args[k];
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (a == "--tied") {
+      spec.tied_output = true;
+      continue;
+    }
+    if (a.empty() || a[0] != '-') throw Usage{"unexpected argument '" + a + "'"};
+    static const char* const kValueFlags[] = {
+        "--preset", "-o",      "--output",   "--arch",    "--type",     "--vocab",
+        "--embd",   "--layers", "--heads",   "--kv-heads", "--ff",      "--ctx",
+        "--head-dim", "--tokenizer", "--pre", "--seed"};
+    bool known = false;
+    for (const char* f : kValueFlags) known = known || a == f;
+    if (!known) throw Usage{"unknown flag '" + a + "' (see --help)"};
+    if (k + 1 >= args.size()) throw Usage{a + " needs a value"};
+    const std::string& v = args[++k];
+    auto count = [&](int max) {
+      try {
+        return int(ork::parse_int(v, a.c_str(), 1, max));
+      } catch (const ork::Error& e) {
+        throw Usage{e.what()};
+      }
+    };
+    if (a == "--preset") {
+      // applied above
+    } else if (a == "-o" || a == "--output") {
+      out = v;
+    } else if (a == "--arch") {
+      spec.arch = v;
+    } else if (a == "--type") {
+      spec.weight_type = parse_type(v);
+    } else if (a == "--vocab") {
+      spec.n_vocab = count(1 << 20);
+    } else if (a == "--embd") {
+      spec.n_embd = count(1 << 16);
+    } else if (a == "--layers") {
+      spec.n_layer = count(1024);
+    } else if (a == "--heads") {
+      spec.n_head = count(1024);
+    } else if (a == "--kv-heads") {
+      spec.n_head_kv = count(1024);
+    } else if (a == "--ff") {
+      spec.n_ff = count(1 << 18);
+    } else if (a == "--ctx") {
+      spec.n_ctx = count(1 << 24);
+    } else if (a == "--head-dim") {
+      spec.head_dim = count(1 << 12);
+    } else if (a == "--tokenizer") {
+      spec.tokenizer = v;
+    } else if (a == "--pre") {
+      spec.pre = v;
+    } else if (a == "--seed") {
+      try {
+        spec.seed = uint64_t(ork::parse_int(v, "--seed", 0, INT64_MAX));
+      } catch (const ork::Error& e) {
+        throw Usage{e.what()};
+      }
+    }
+  }
+  if (out.empty()) throw Usage{"missing -o PATH"};
+  try {
+    ork::gen::validate(spec);
+  } catch (const ork::Error& e) {
+    throw Usage{e.what()};
+  }
+  ork::gen::write_model(spec, out);  // I/O errors: exit status 1
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const Usage& u) {
+    std::fprintf(stderr, "ork-gen-model: %s\n", u.message.c_str());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ork-gen-model: %s\n", e.what());
+    return 1;
+  }
+}
