@@ -1,0 +1,121 @@
+#include "model/forward.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "ops/activation.h"
+#include "ops/attention.h"
+#include "ops/norm.h"
+#include "ops/rope.h"
+#include "quant/types.h"
+
+namespace ork::model {
+
+Forward::Forward(const Config& config, const Weights& weights, MatmulBackend& backend,
+                 ThreadPool& pool)
+    : c_(config), w_(weights), backend_(backend), pool_(pool), head_(size_t(config.head_dim)) {}
+
+uint64_t Forward::scratch_bytes(int64_t n) const {
+  const int64_t per_token = 2 * c_.n_embd + 2 * c_.q_dim() + 2 * c_.kv_dim() + 3 * c_.n_ff;
+  return uint64_t(n * per_token) * sizeof(float);
+}
+
+void Forward::ensure_scratch(int64_t n) {
+  if (n <= capacity_) return;
+  x_.resize(size_t(n * c_.n_embd));
+  h_.resize(size_t(n * std::max(c_.n_embd, c_.q_dim())));
+  q_.resize(size_t(n * c_.q_dim()));
+  k_.resize(size_t(n * c_.kv_dim()));
+  v_.resize(size_t(n * c_.kv_dim()));
+  attn_.resize(size_t(n * c_.q_dim()));
+  gate_.resize(size_t(n * c_.n_ff));
+  up_.resize(size_t(n * c_.n_ff));
+  act_.resize(size_t(n * c_.n_ff));
+  capacity_ = n;
+}
+
+void Forward::embed(const int32_t* tokens, int64_t n) {
+  const gguf::TensorInfo& t = *w_.token_embd;
+  const auto& tr = quant::traits(t.type);
+  const int64_t row = quant::row_bytes(t.type, c_.n_embd);
+  for (int64_t i = 0; i < n; ++i) {
+    ORK_CHECK(tokens[i] >= 0 && tokens[i] < c_.n_vocab, "token id ", tokens[i],
+              " is outside the vocabulary [0, ", c_.n_vocab, ")");
+    tr.decode(t.data + tokens[i] * row, x_.data() + i * c_.n_embd, c_.n_embd);
+  }
+}
+
+void Forward::linear(const Linear& w, const float* x, int64_t n, float* y) {
+  backend_.matmul(w, x, n, y);
+  if (w.bias != nullptr) {
+    for (int64_t i = 0; i < n; ++i) {
+      float* row = y + i * w.n;
+      for (int64_t j = 0; j < w.n; ++j) row[j] += w.bias[j];
+    }
+  }
+}
+
+void Forward::layer(KvCache& cache, int64_t il, int64_t n, int64_t pos0) {
+  const LayerWeights& l = w_.layers[size_t(il)];
+  const int64_t E = c_.n_embd, Q = c_.q_dim(), KV = c_.kv_dim(), D = c_.head_dim;
+
+  for (int64_t i = 0; i < n; ++i) {
+    ops::rmsnorm(x_.data() + i * E, l.attn_norm, E, c_.rms_eps, h_.data() + i * E);
+  }
+  linear(l.wq, h_.data(), n, q_.data());
+  linear(l.wk, h_.data(), n, k_.data());
+  linear(l.wv, h_.data(), n, v_.data());
+
+  for (int64_t i = 0; i < n; ++i) {
+    float* q = q_.data() + i * Q;
+    float* k = k_.data() + i * KV;
+    if (c_.qk_norm) {  // per head, through a copy (rmsnorm's input and output must not alias)
+      for (int64_t h = 0; h < c_.n_head; ++h) {
+        std::copy(q + h * D, q + (h + 1) * D, head_.begin());
+        ops::rmsnorm(head_.data(), l.q_norm, D, c_.rms_eps, q + h * D);
+      }
+      for (int64_t h = 0; h < c_.n_head_kv; ++h) {
+        std::copy(k + h * D, k + (h + 1) * D, head_.begin());
+        ops::rmsnorm(head_.data(), l.k_norm, D, c_.rms_eps, k + h * D);
+      }
+    }
+    ops::rope(q, c_.n_head, D, c_.n_rot, pos0 + i, c_.rope_freq_base, c_.rope_freq_scale, c_.rope_mode);
+    ops::rope(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, c_.rope_freq_base, c_.rope_freq_scale, c_.rope_mode);
+  }
+  std::copy(k_.begin(), k_.begin() + n * KV, cache.k(il, pos0));
+  std::copy(v_.begin(), v_.begin() + n * KV, cache.v(il, pos0));
+
+  ops::attention(pool_, q_.data(), n, pos0, c_.n_head, c_.n_head_kv, D, cache.k(il), cache.v(il),
+                 attn_.data());
+  linear(l.wo, attn_.data(), n, h_.data());
+  for (int64_t i = 0; i < n * E; ++i) x_[size_t(i)] += h_[size_t(i)];
+
+  for (int64_t i = 0; i < n; ++i) {
+    ops::rmsnorm(x_.data() + i * E, l.ffn_norm, E, c_.rms_eps, h_.data() + i * E);
+  }
+  linear(l.gate, h_.data(), n, gate_.data());
+  linear(l.up, h_.data(), n, up_.data());
+  ops::swiglu(gate_.data(), up_.data(), n * c_.n_ff, act_.data());
+  linear(l.down, act_.data(), n, h_.data());
+  for (int64_t i = 0; i < n * E; ++i) x_[size_t(i)] += h_[size_t(i)];
+}
+
+void Forward::eval(KvCache& cache, const int32_t* tokens, int64_t n, int64_t pos0,
+                   bool all_logits, float* logits) {
+  ORK_CHECK(n >= 1, "eval: no tokens");
+  ORK_CHECK(pos0 >= 0 && pos0 + n <= cache.n_ctx(), "eval: positions ", pos0, "..", pos0 + n - 1,
+            " exceed the context of ", cache.n_ctx(), " tokens");
+  ensure_scratch(n);
+  embed(tokens, n);
+  for (int64_t il = 0; il < c_.n_layer; ++il) layer(cache, il, n, pos0);
+
+  const int64_t E = c_.n_embd;
+  const int64_t first = all_logits ? 0 : n - 1;
+  const int64_t n_out = n - first;
+  for (int64_t i = 0; i < n_out; ++i) {
+    ops::rmsnorm(x_.data() + (first + i) * E, w_.output_norm, E, c_.rms_eps, h_.data() + i * E);
+  }
+  linear(w_.output, h_.data(), n_out, logits);
+}
+
+}  // namespace ork::model

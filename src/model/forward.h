@@ -1,0 +1,56 @@
+// Forward — the Llama-family forward pass (llama, qwen2, qwen3) over a batch of tokens.
+//
+// For each layer, with x the residual stream [n_tokens][n_embd]:
+//   h = RMSNorm(x) ⊙ attn_norm
+//   q = h·Wqᵀ (+bq), k = h·Wkᵀ (+bk), v = h·Wvᵀ (+bv)        (qwen2 has the biases)
+//   q, k per head: RMSNorm ⊙ q_norm / k_norm                   (qwen3)
+//   q, k ← RoPE at their positions (normal pairs for llama, NeoX halves for qwen)
+//   K/V cache ← k, v;  a = causal GQA attention(q, cache)
+//   x += a·Woᵀ
+//   h = RMSNorm(x) ⊙ ffn_norm;  x += (SiLU(h·Wgateᵀ) ⊙ h·Wupᵀ)·Wdownᵀ
+// logits = (RMSNorm(x) ⊙ output_norm)·Woutputᵀ.
+// Every matmul goes through the MatmulBackend. Ownership: references Config, Weights, the backend
+// and the pool (all must outlive it); owns its scratch. Thread-safety: one eval() at a time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "model/config.h"
+#include "model/kv_cache.h"
+#include "model/matmul_backend.h"
+#include "model/weights.h"
+
+namespace ork::model {
+
+class Forward {
+ public:
+  Forward(const Config& config, const Weights& weights, MatmulBackend& backend, ThreadPool& pool);
+
+  // Evaluates tokens[0..n) at positions pos0..pos0+n-1; the cache must hold positions < pos0.
+  // Writes logits [n_vocab] of the last token, or [n][n_vocab] of every token when all_logits.
+  // Throws ork::Error for a token id outside the vocabulary or positions past the cache.
+  void eval(KvCache& cache, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits,
+            float* logits);
+
+  // Scratch bytes for a batch of n tokens (what eval allocates besides the KV cache).
+  uint64_t scratch_bytes(int64_t n) const;
+
+ private:
+  void ensure_scratch(int64_t n);
+  void embed(const int32_t* tokens, int64_t n);
+  void linear(const Linear& w, const float* x, int64_t n, float* y);
+  void layer(KvCache& cache, int64_t il, int64_t n, int64_t pos0);
+
+  const Config& c_;
+  const Weights& w_;
+  MatmulBackend& backend_;
+  ThreadPool& pool_;
+  int64_t capacity_ = 0;  // tokens the scratch holds
+  // Scratch, row-major [tokens][width].
+  std::vector<float> x_, h_, q_, k_, v_, attn_, gate_, up_, act_;
+  std::vector<float> head_;  // one head, for the per-head norms
+};
+
+}  // namespace ork::model

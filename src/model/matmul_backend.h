@@ -1,0 +1,35 @@
+// MatmulBackend — the one entry point through which every linear layer of the forward pass runs.
+//
+// The CPU implementation computes on the GGUF bytes directly; device backends (the NPU, the
+// simulated NPU) implement the same interface, so the forward pass does not know where a matmul ran.
+// Thread-safety: a backend instance is used by one forward pass at a time.
+#pragma once
+
+#include <cstdint>
+
+#include "core/thread_pool.h"
+#include "model/weights.h"
+
+namespace ork::model {
+
+class MatmulBackend {
+ public:
+  virtual ~MatmulBackend() = default;
+  // y[m × w.n] = x[m × w.k] · Wᵀ (the bias is not added here). x and y are row-major f32.
+  virtual void matmul(const Linear& w, const float* x, int64_t m, float* y) = 0;
+  // Short name for messages and statistics ("cpu", "npu", "sim").
+  virtual const char* name() const = 0;
+};
+
+// Matmul on the CPU over the GGUF block formats (ops::matmul), multi-threaded on `pool`.
+class CpuMatmul final : public MatmulBackend {
+ public:
+  explicit CpuMatmul(ThreadPool& pool) : pool_(pool) {}
+  void matmul(const Linear& w, const float* x, int64_t m, float* y) override;
+  const char* name() const override { return "cpu"; }
+
+ private:
+  ThreadPool& pool_;
+};
+
+}  // namespace ork::model

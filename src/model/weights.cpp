@@ -1,0 +1,95 @@
+#include "model/weights.h"
+
+#include <string>
+
+#include "core/error.h"
+#include "quant/types.h"
+
+namespace ork::model {
+namespace {
+
+std::string dims_str(const std::vector<uint64_t>& d) {
+  std::string s = "{";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "}";
+}
+
+const gguf::TensorInfo& need(const gguf::File& f, const std::string& name,
+                             std::vector<uint64_t> dims) {
+  const gguf::TensorInfo& t = f.tensor(name);
+  ORK_CHECK(t.dims == dims, f.path(), ": tensor '", name, "' has shape ", dims_str(t.dims),
+            ", expected ", dims_str(dims));
+  return t;
+}
+
+}  // namespace
+
+std::unique_ptr<Weights> Weights::bind(const gguf::File& f, const Config& c) {
+  std::unique_ptr<Weights> owner(new Weights);
+  Weights& w = *owner;
+  const uint64_t embd = uint64_t(c.n_embd), vocab = uint64_t(c.n_vocab);
+
+  // A 1-D tensor decoded to f32 (norms and biases are tiny; any float type is accepted).
+  auto vec = [&](const std::string& name, uint64_t n) -> const float* {
+    const gguf::TensorInfo& t = need(f, name, {n});
+    const auto& tr = quant::traits(t.type);
+    ORK_CHECK(tr.block_size == 1, f.path(), ": tensor '", name, "' has type ", tr.name,
+              "; a 1-D tensor must be f32, f16 or bf16");
+    auto v = std::make_unique<std::vector<float>>(n);
+    tr.decode(t.data, v->data(), int64_t(n));
+    w.small_.push_back(std::move(v));
+    return w.small_.back()->data();
+  };
+  auto linear = [&](const std::string& name, uint64_t k, uint64_t n) {
+    Linear l;
+    l.w = &need(f, name, {k, n});
+    l.k = int64_t(k);
+    l.n = int64_t(n);
+    const auto& tr = quant::traits(l.w->type);
+    ORK_CHECK(int64_t(k) % tr.block_size == 0, f.path(), ": tensor '", name, "' rows of ", k,
+              " are not whole ", tr.name, " blocks");
+    return l;
+  };
+
+  w.token_embd = &need(f, "token_embd.weight", {embd, vocab});
+  w.output_norm = vec("output_norm.weight", embd);
+  w.output = c.tied_output ? linear("token_embd.weight", embd, vocab)
+                           : linear("output.weight", embd, vocab);
+
+  const uint64_t q = uint64_t(c.q_dim()), kv = uint64_t(c.kv_dim()), ff = uint64_t(c.n_ff);
+  w.layers.resize(size_t(c.n_layer));
+  for (int64_t i = 0; i < c.n_layer; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    LayerWeights& l = w.layers[size_t(i)];
+    l.attn_norm = vec(p + "attn_norm.weight", embd);
+    l.wq = linear(p + "attn_q.weight", embd, q);
+    l.wk = linear(p + "attn_k.weight", embd, kv);
+    l.wv = linear(p + "attn_v.weight", embd, kv);
+    l.wo = linear(p + "attn_output.weight", q, embd);
+    if (c.qkv_bias) {
+      l.wq.bias = vec(p + "attn_q.bias", q);
+      l.wk.bias = vec(p + "attn_k.bias", kv);
+      l.wv.bias = vec(p + "attn_v.bias", kv);
+    }
+    if (c.qk_norm) {
+      l.q_norm = vec(p + "attn_q_norm.weight", uint64_t(c.head_dim));
+      l.k_norm = vec(p + "attn_k_norm.weight", uint64_t(c.head_dim));
+    }
+    l.ffn_norm = vec(p + "ffn_norm.weight", embd);
+    l.gate = linear(p + "ffn_gate.weight", embd, ff);
+    l.up = linear(p + "ffn_up.weight", embd, ff);
+    l.down = linear(p + "ffn_down.weight", ff, embd);
+  }
+  // The forward-pass order, fixed once the vector no longer moves.
+  for (LayerWeights& l : w.layers) {
+    for (Linear* lin : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) {
+      lin->index = int32_t(w.linears_.size());
+      w.linears_.push_back(lin);
+    }
+  }
+  w.output.index = int32_t(w.linears_.size());
+  w.linears_.push_back(&w.output);
+  return owner;
+}
+
+}  // namespace ork::model

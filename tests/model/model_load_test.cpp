@@ -1,0 +1,123 @@
+// Loading a model validates metadata, tensor shapes and the tokenizer: each defect is an ork::Error
+// whose message names the file and the field or tensor at fault.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+
+#include "core/error.h"
+#include "gen_model/gen_model.h"
+#include "gguf/file.h"
+#include "gguf/writer.h"
+#include "model/model.h"
+#include "temp_dir.h"
+
+namespace ork::model {
+namespace {
+
+using ork::testing::TempDir;
+
+// Copies `src` to `dst`, letting the caller drop or replace keys and tensors.
+struct Edit {
+  std::set<std::string> drop_keys;
+  std::set<std::string> drop_tensors;
+  std::function<void(gguf::Writer&)> add;
+};
+
+void rewrite(const std::string& src, const std::string& dst, const Edit& e) {
+  const gguf::File f = gguf::File::open(src);
+  gguf::Writer w;
+  for (const auto& kv : f.metadata()) {
+    if (!e.drop_keys.count(std::string(kv.key))) w.add_value(kv.key, kv.value);
+  }
+  if (e.add) e.add(w);
+  for (const auto& t : f.tensors()) {
+    if (!e.drop_tensors.count(std::string(t.name))) w.add_tensor(t.name, t.type, t.dims, t.data, t.n_bytes);
+  }
+  w.write(dst);
+}
+
+class ModelLoad : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    good_ = dir_.file("good.gguf");
+    gen::write_model(gen::preset("tiny-llama"), good_);
+  }
+  // Expects Model::load to throw an ork::Error mentioning every needle.
+  void expect_error(const Edit& e, std::initializer_list<const char*> needles) {
+    const std::string bad = dir_.file("bad.gguf");
+    rewrite(good_, bad, e);
+    try {
+      Model::load(bad);
+      ADD_FAILURE() << "no error for " << *needles.begin();
+    } catch (const Error& err) {
+      const std::string msg = err.what();
+      EXPECT_NE(msg.find("bad.gguf"), std::string::npos) << msg;
+      for (const char* n : needles) EXPECT_NE(msg.find(n), std::string::npos) << msg;
+    }
+  }
+  TempDir dir_;
+  std::string good_;
+};
+
+TEST_F(ModelLoad, GoodModelLoads) {
+  const auto m = Model::load(good_);
+  EXPECT_EQ(m->config().arch, Arch::kLlama);
+  EXPECT_EQ(m->weights().linears().size(), size_t(m->config().n_layer * 7 + 1));
+  for (size_t i = 0; i < m->weights().linears().size(); ++i) {
+    EXPECT_EQ(m->weights().linears()[i]->index, int32_t(i));
+  }
+}
+
+TEST_F(ModelLoad, MissingFileNamesThePath) {
+  try {
+    Model::load(dir_.file("nope.gguf"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nope.gguf"), std::string::npos);
+  }
+}
+
+TEST_F(ModelLoad, UnsupportedArchitecture) {
+  expect_error({{"general.architecture"}, {}, [](gguf::Writer& w) { w.add_string("general.architecture", "mamba"); }},
+               {"mamba", "unsupported architecture"});
+}
+
+TEST_F(ModelLoad, MissingHyperParameter) {
+  expect_error({{"llama.block_count"}, {}, nullptr}, {"llama.block_count"});
+}
+
+TEST_F(ModelLoad, HeadCountsInconsistent) {
+  expect_error({{"llama.attention.head_count_kv"}, {},
+                [](gguf::Writer& w) { w.add_uint32("llama.attention.head_count_kv", 3); }},
+               {"head_count_kv"});
+}
+
+TEST_F(ModelLoad, MissingTensor) {
+  expect_error({{}, {"blk.1.ffn_down.weight"}, nullptr}, {"blk.1.ffn_down.weight"});
+}
+
+TEST_F(ModelLoad, WrongTensorShape) {
+  const gguf::File f = gguf::File::open(good_);
+  const gguf::TensorInfo& t = f.tensor("blk.0.attn_q.weight");
+  std::vector<float> data(t.n_elements, 0.0f);
+  std::vector<uint64_t> dims = {t.dims[1], t.dims[0] / 2};
+  std::vector<float> half(size_t(dims[0] * dims[1]), 0.0f);
+  expect_error({{}, {"blk.0.attn_q.weight"},
+                [&](gguf::Writer& w) {
+                  w.add_tensor("blk.0.attn_q.weight", quant::Type::F32, dims, half.data(), half.size() * 4);
+                }},
+               {"blk.0.attn_q.weight", "shape"});
+}
+
+TEST_F(ModelLoad, TokenizerMissing) {
+  expect_error({{"tokenizer.ggml.tokens"}, {}, nullptr}, {"tokenizer.ggml.tokens"});
+}
+
+TEST_F(ModelLoad, VocabSizeDisagreesWithEmbedding) {
+  expect_error({{"llama.vocab_size"}, {}, [](gguf::Writer& w) { w.add_uint32("llama.vocab_size", 7); }},
+               {"vocab_size"});
+}
+
+}  // namespace
+}  // namespace ork::model

@@ -1,0 +1,182 @@
+#include "reference_forward.h"
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include "gguf/file.h"
+#include "quant/types.h"
+
+namespace ork::testing {
+namespace {
+
+using Vec = std::vector<double>;
+
+// A tensor as doubles, rows of dims[0].
+struct Tensor {
+  std::vector<uint64_t> dims;
+  Vec data;
+  const double* row(uint64_t r) const { return data.data() + r * dims[0]; }
+};
+
+Tensor load(const gguf::File& f, const std::string& name) {
+  const gguf::TensorInfo& t = f.tensor(name);
+  Tensor out;
+  out.dims = t.dims;
+  std::vector<float> tmp(t.n_elements);
+  quant::traits(t.type).decode(t.data, tmp.data(), int64_t(t.n_elements));
+  out.data.assign(tmp.begin(), tmp.end());
+  return out;
+}
+
+Vec rmsnorm(const Vec& x, const double* w, double eps) {
+  double ss = 0;
+  for (double v : x) ss += v * v;
+  const double inv = 1.0 / std::sqrt(ss / double(x.size()) + eps);
+  Vec y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * inv * w[i];
+  return y;
+}
+
+// y = W x (+ b), W with rows of x.size().
+Vec matvec(const Tensor& w, const Vec& x, const Tensor* b) {
+  const uint64_t n = w.dims[1];
+  Vec y(n);
+  for (uint64_t r = 0; r < n; ++r) {
+    const double* row = w.row(r);
+    double s = 0;
+    for (size_t k = 0; k < x.size(); ++k) s += row[k] * x[k];
+    y[r] = s + (b ? b->data[r] : 0.0);
+  }
+  return y;
+}
+
+void rope(double* head, int64_t n_rot, int64_t pos, double base, double scale, bool neox) {
+  for (int64_t i = 0; i < n_rot / 2; ++i) {
+    const double theta = double(pos) * scale * std::pow(base, -2.0 * double(i) / double(n_rot));
+    const double c = std::cos(theta), s = std::sin(theta);
+    const int64_t a = neox ? i : 2 * i;
+    const int64_t b = neox ? i + n_rot / 2 : 2 * i + 1;
+    const double x0 = head[a], x1 = head[b];
+    head[a] = x0 * c - x1 * s;
+    head[b] = x0 * s + x1 * c;
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> reference_logits(const std::string& path,
+                                                  const std::vector<int32_t>& tokens) {
+  const gguf::File f = gguf::File::open(path);
+  const std::string arch(f.get_string("general.architecture"));
+  const std::string p = arch + ".";
+  const int64_t n_embd = int64_t(f.get_uint(p + "embedding_length"));
+  const int64_t n_layer = int64_t(f.get_uint(p + "block_count"));
+  const int64_t n_head = int64_t(f.get_uint(p + "attention.head_count"));
+  const int64_t n_head_kv = int64_t(f.get_uint_or(p + "attention.head_count_kv", uint64_t(n_head)));
+  const int64_t head_dim =
+      int64_t(f.get_uint_or(p + "attention.key_length", uint64_t(n_embd / n_head)));
+  const int64_t n_rot = int64_t(f.get_uint_or(p + "rope.dimension_count", uint64_t(head_dim)));
+  const double eps = f.get_float(p + "attention.layer_norm_rms_epsilon");
+  const double base = f.get_float_or(p + "rope.freq_base", 10000.0);
+  double scale = 1.0;
+  if (f.get_string_or(p + "rope.scaling.type", "none") == "linear") {
+    scale = 1.0 / f.get_float(p + "rope.scaling.factor");
+  }
+  const bool neox = arch != "llama";
+  const bool bias = arch == "qwen2";
+  const bool qk_norm = arch == "qwen3";
+
+  const Tensor embd = load(f, "token_embd.weight");
+  const Tensor out_norm = load(f, "output_norm.weight");
+  const Tensor out_w = f.find_tensor("output.weight") ? load(f, "output.weight") : embd;
+  const int64_t n_vocab = int64_t(embd.dims[1]);
+  const int64_t T = int64_t(tokens.size());
+  const int64_t kv_dim = n_head_kv * head_dim;
+
+  // Residual stream per position.
+  std::vector<Vec> x(static_cast<size_t>(T));
+  for (int64_t t = 0; t < T; ++t) x[size_t(t)] = Vec(embd.row(uint64_t(tokens[size_t(t)])),
+                                                     embd.row(uint64_t(tokens[size_t(t)])) + n_embd);
+
+  for (int64_t l = 0; l < n_layer; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    std::map<std::string, Tensor> w;
+    for (const char* n : {"attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+                          "attn_output.weight", "ffn_norm.weight", "ffn_gate.weight",
+                          "ffn_up.weight", "ffn_down.weight"}) {
+      w[n] = load(f, b + n);
+    }
+    if (bias) {
+      for (const char* n : {"attn_q.bias", "attn_k.bias", "attn_v.bias"}) w[n] = load(f, b + n);
+    }
+    if (qk_norm) {
+      for (const char* n : {"attn_q_norm.weight", "attn_k_norm.weight"}) w[n] = load(f, b + n);
+    }
+    std::vector<Vec> q(static_cast<size_t>(T)), k(static_cast<size_t>(T)), v(static_cast<size_t>(T));
+    for (int64_t t = 0; t < T; ++t) {
+      const Vec h = rmsnorm(x[size_t(t)], w["attn_norm.weight"].data.data(), eps);
+      q[size_t(t)] = matvec(w["attn_q.weight"], h, bias ? &w["attn_q.bias"] : nullptr);
+      k[size_t(t)] = matvec(w["attn_k.weight"], h, bias ? &w["attn_k.bias"] : nullptr);
+      v[size_t(t)] = matvec(w["attn_v.weight"], h, bias ? &w["attn_v.bias"] : nullptr);
+      for (int64_t hd = 0; hd < n_head; ++hd) {
+        double* qh = q[size_t(t)].data() + hd * head_dim;
+        if (qk_norm) {
+          const Vec n = rmsnorm(Vec(qh, qh + head_dim), w["attn_q_norm.weight"].data.data(), eps);
+          std::copy(n.begin(), n.end(), qh);
+        }
+        rope(qh, n_rot, t, base, scale, neox);
+      }
+      for (int64_t hd = 0; hd < n_head_kv; ++hd) {
+        double* kh = k[size_t(t)].data() + hd * head_dim;
+        if (qk_norm) {
+          const Vec n = rmsnorm(Vec(kh, kh + head_dim), w["attn_k_norm.weight"].data.data(), eps);
+          std::copy(n.begin(), n.end(), kh);
+        }
+        rope(kh, n_rot, t, base, scale, neox);
+      }
+    }
+    (void)kv_dim;
+    for (int64_t t = 0; t < T; ++t) {
+      Vec attn(size_t(n_head * head_dim), 0.0);
+      for (int64_t hd = 0; hd < n_head; ++hd) {
+        const int64_t g = hd / (n_head / n_head_kv);
+        const double* qh = q[size_t(t)].data() + hd * head_dim;
+        Vec score(size_t(t + 1));
+        double mx = -INFINITY;
+        for (int64_t s = 0; s <= t; ++s) {
+          const double* kh = k[size_t(s)].data() + g * head_dim;
+          double d = 0;
+          for (int64_t i = 0; i < head_dim; ++i) d += qh[i] * kh[i];
+          score[size_t(s)] = d / std::sqrt(double(head_dim));
+          mx = std::max(mx, score[size_t(s)]);
+        }
+        double sum = 0;
+        for (double& sc : score) sum += (sc = std::exp(sc - mx));
+        for (int64_t s = 0; s <= t; ++s) {
+          const double* vh = v[size_t(s)].data() + g * head_dim;
+          for (int64_t i = 0; i < head_dim; ++i) {
+            attn[size_t(hd * head_dim + i)] += score[size_t(s)] / sum * vh[i];
+          }
+        }
+      }
+      const Vec o = matvec(w["attn_output.weight"], attn, nullptr);
+      for (int64_t i = 0; i < n_embd; ++i) x[size_t(t)][size_t(i)] += o[size_t(i)];
+      const Vec h = rmsnorm(x[size_t(t)], w["ffn_norm.weight"].data.data(), eps);
+      const Vec g = matvec(w["ffn_gate.weight"], h, nullptr);
+      const Vec u = matvec(w["ffn_up.weight"], h, nullptr);
+      Vec a(g.size());
+      for (size_t i = 0; i < g.size(); ++i) a[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+      const Vec d = matvec(w["ffn_down.weight"], a, nullptr);
+      for (int64_t i = 0; i < n_embd; ++i) x[size_t(t)][size_t(i)] += d[size_t(i)];
+    }
+  }
+  std::vector<Vec> logits(static_cast<size_t>(T));
+  for (int64_t t = 0; t < T; ++t) {
+    logits[size_t(t)] = matvec(out_w, rmsnorm(x[size_t(t)], out_norm.data.data(), eps), nullptr);
+    if (int64_t(logits[size_t(t)].size()) != n_vocab) throw std::runtime_error("bad vocab");
+  }
+  return logits;
+}
+
+}  // namespace ork::testing

@@ -1,0 +1,16 @@
+// A float64 reference forward pass of the Llama family (llama, qwen2, qwen3), written from the
+// equations for the tests. It shares no code with the engine's forward pass: it reads the raw
+// metadata keys and tensors itself and does every step in double precision.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ork::testing {
+
+// Logits [tokens.size()][n_vocab] of every position of `tokens`, evaluated from position 0.
+std::vector<std::vector<double>> reference_logits(const std::string& gguf_path,
+                                                  const std::vector<int32_t>& tokens);
+
+}  // namespace ork::testing

@@ -1,0 +1,145 @@
+// End-to-end tests of the `ork` command: real processes, generated model files, exit codes and the
+// one-line errors for bad input.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "gen_model/gen_model.h"
+#include "model/temp_dir.h"
+
+namespace ork {
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs `ork ARGS` with a shell; captures stdout and stderr separately.
+Result run_ork(const std::string& args, const testing::TempDir& dir) {
+  const std::string err_file = dir.file("stderr.txt");
+  const std::string cmd = std::string(ORK_BINARY_DIR) + "/ork " + args + " 2>" + err_file;
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  std::ifstream e(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(e), std::istreambuf_iterator<char>());
+  return r;
+}
+
+int count_lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    model_ = dir_.file("m.gguf");
+    gen::ModelSpec spec = gen::preset("tiny-llama");
+    gen::write_model(spec, model_);
+  }
+  testing::TempDir dir_;
+  std::string model_;
+};
+
+TEST_F(Cli, GreedyRunIsDeterministicAndJsonHasTheFields) {
+  const std::string args = "run -m " + model_ + " --prompt-tokens 1,2,3 -n 8 --temp 0 --json";
+  const Result a = run_ork(args, dir_);
+  ASSERT_EQ(a.status, 0) << a.err;
+  for (const char* key : {"\"tokens\":[", "\"text\":", "\"n_prompt\":3", "\"n_gen\":8", "\"prompt_ms\":",
+                          "\"gen_ms\":", "\"prompt_tok_per_s\":", "\"gen_tok_per_s\":",
+                          "\"device\":\"cpu\"", "\"threads\":"}) {
+    EXPECT_NE(a.out.find(key), std::string::npos) << key << " in " << a.out;
+  }
+  const Result b = run_ork(args + " -t 1", dir_);
+  ASSERT_EQ(b.status, 0) << b.err;
+  auto tokens = [](const std::string& s) { return s.substr(0, s.find(']')); };
+  EXPECT_EQ(tokens(a.out), tokens(b.out)) << "greedy output depends on the thread count";
+}
+
+TEST_F(Cli, PrintTokensMatchesJsonTokens) {
+  const Result j = run_ork("run -m " + model_ + " --prompt-tokens 5,6 -n 5 --temp 0 --json", dir_);
+  const Result p = run_ork("run -m " + model_ + " --prompt-tokens 5,6 -n 5 --temp 0 --print-tokens", dir_);
+  ASSERT_EQ(j.status, 0) << j.err;
+  ASSERT_EQ(p.status, 0) << p.err;
+  const size_t open = j.out.find('[');
+  const std::string ids = j.out.substr(open + 1, j.out.find(']') - open - 1);
+  EXPECT_EQ(p.out, ids + "\n");
+}
+
+TEST_F(Cli, SeededSamplingReproduces) {
+  const std::string args = "run -m " + model_ + " -p \"hello world\" -n 12 --temp 1.0 --seed 42 --print-tokens";
+  const Result a = run_ork(args, dir_);
+  const Result b = run_ork(args, dir_);
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST_F(Cli, TextRunPrintsPromptAndTimingSummary) {
+  const Result r = run_ork("run -m " + model_ + " -p \"The cat\" -n 4", dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("The cat", 0), 0u) << r.out;
+  EXPECT_NE(r.err.find("tok/s"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, TokenizeJsonAndBos) {
+  const Result plain = run_ork("tokenize -m " + model_ + " -p \"hello world\" --json", dir_);
+  const Result bos = run_ork("tokenize -m " + model_ + " -p \"hello world\" --json --bos", dir_);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  ASSERT_EQ(bos.status, 0) << bos.err;
+  EXPECT_EQ(plain.out.rfind("{\"tokens\":[", 0), 0u);
+  EXPECT_GT(bos.out.size(), plain.out.size());
+}
+
+// Bad input: one clear line on stderr naming what is wrong, a non-zero exit, never a crash.
+struct BadCase {
+  const char* args;  // {M} is replaced by the model path, {D} by the temp dir
+  int status;
+  const char* needle;
+};
+
+TEST_F(Cli, BadInputGivesOneLineAndNonZeroExit) {
+  {
+    std::ofstream(dir_.file("trunc.gguf")) << "GGUF\x03";
+    std::ofstream(dir_.file("text.gguf")) << "this is not a gguf file at all";
+  }
+  const BadCase cases[] = {
+      {"run -m {D}/missing.gguf -p hi", 1, "missing.gguf"},
+      {"run -m {D}/trunc.gguf -p hi", 1, "trunc.gguf"},
+      {"run -m {D}/text.gguf -p hi", 1, "text.gguf"},
+      {"run -m {M} -p hi -n abc", 2, "--n-predict"},
+      {"run -m {M} -p hi --temp -1", 2, "--temp"},
+      {"run -m {M} -p hi --top-p 2", 2, "--top-p"},
+      {"run -m {M} -p hi -t 0", 2, "--threads"},
+      {"run -m {M} -p hi --bogus", 2, "--bogus"},
+      {"run -m {M}", 2, "--prompt"},
+      {"run -m {M} -p hi --device quantum", 1, "quantum"},
+      {"run -m {M} --prompt-tokens 1,x", 2, "--prompt-tokens"},
+      {"run -m {M} --prompt-tokens 1,999999", 1, "999999"},
+      {"run -m {M} -p \"a b c d e f g h i j k l m n o p\" --ctx 4", 1, "context"},
+      {"tokenize -m {M}", 2, "--prompt"},
+      {"tokenize -m {M} -f {D}/nothere.txt", 1, "nothere.txt"},
+      {"frobnicate", 2, "frobnicate"},
+  };
+  for (const BadCase& c : cases) {
+    std::string args = c.args;
+    for (size_t at; (at = args.find("{M}")) != std::string::npos;) args.replace(at, 3, model_);
+    const std::string d = model_.substr(0, model_.rfind('/'));
+    for (size_t at; (at = args.find("{D}")) != std::string::npos;) args.replace(at, 3, d);
+    const Result r = run_ork(args, dir_);
+    EXPECT_EQ(r.status, c.status) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.needle), std::string::npos) << args << "\n" << r.err;
+    if (c.status == 1) EXPECT_EQ(count_lines(r.err), 1) << args << "\n" << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace ork

@@ -1,0 +1,166 @@
+// ork run — generate text from a prompt.
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "commands.h"
+#include "core/env.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "runtime/context.h"
+#include "runtime/engine.h"
+#include "runtime/generator.h"
+#include "runtime/sampler.h"
+
+namespace ork::cli {
+namespace {
+
+const std::vector<OptionSpec> kRunOptions = {
+    {{"-m", "--model"}, true, "GGUF model file (default: the embedded default model)"},
+    {{"-p", "--prompt"}, true, "prompt text"},
+    {{"--prompt-tokens"}, true, "prompt as token ids, e.g. 1,2,3 (no BOS added, no tokenizer)"},
+    {{"-n", "--n-predict"}, true, "tokens to generate (default 128; -1: until end or full context)"},
+    {{"--temp"}, true, "temperature (default 0.8; 0: greedy)"},
+    {{"--top-k"}, true, "top-k sampling (default 40; 0: off)"},
+    {{"--top-p"}, true, "top-p sampling (default 0.95; 1: off)"},
+    {{"--min-p"}, true, "min-p sampling (default 0.05; 0: off)"},
+    {{"--repeat-penalty"}, true, "repetition penalty (default 1.0: off)"},
+    {{"--repeat-last-n"}, true, "tokens the repetition penalty looks back (default 64)"},
+    {{"-s", "--seed"}, true, "sampling seed (default: random)"},
+    {{"-t", "--threads"}, true, "threads (default: all cores)"},
+    {{"-c", "--ctx"}, true, "context size in tokens (default: the model's, at most 4096)"},
+    {{"--device"}, true, "cpu (default)"},
+    {{"--print-tokens"}, false, "print the generated token ids instead of text"},
+    {{"--json"}, false, "print one JSON object with the tokens, text and timings at the end"},
+    {{"-v", "--verbose"}, false, "debug messages on stderr (ORK_VERBOSE=1)"},
+    {{"-h", "--help"}, false, "this help"},
+};
+
+std::vector<int32_t> parse_token_list(const std::string& text) {
+  std::vector<int32_t> ids;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    try {
+      ids.push_back(int32_t(parse_int(item, "--prompt-tokens", 0, INT32_MAX)));
+    } catch (const Error& e) {
+      throw UsageError{e.what()};
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return ids;
+}
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& argv) {
+  const Args args("run", kRunOptions, argv);
+  if (args.has("--help")) {
+    std::printf("usage: ork run [-m MODEL] (-p TEXT | --prompt-tokens IDS) [options]\n\n%s",
+                format_options(kRunOptions).c_str());
+    return 0;
+  }
+  if (args.has("--verbose")) log::set_verbose(true);
+  if (args.has("--prompt") == args.has("--prompt-tokens")) {
+    throw UsageError{"give exactly one of -p/--prompt and --prompt-tokens"};
+  }
+
+  runtime::EngineOptions eo;
+  eo.model_path = args.get_or("--model", default_model_path());
+  eo.device = args.get_or("--device", "cpu");
+  eo.threads = int(args.get_int("--threads", 0, 1, 1024));
+  const int64_t n_ctx = args.get_int("--ctx", 0, 1, int64_t(1) << 24);
+  int64_t n_predict = args.get_int("--n-predict", 128, -1, int64_t(1) << 24);
+
+  runtime::SamplerParams sp;
+  sp.temperature = float(args.get_double("--temp", 0.8, 0.0, 1e6));
+  sp.top_k = int(args.get_int("--top-k", 40, 0, INT32_MAX));
+  sp.top_p = float(args.get_double("--top-p", 0.95, 1e-9, 1.0));
+  sp.min_p = float(args.get_double("--min-p", 0.05, 0.0, 1.0));
+  sp.repeat_penalty = float(args.get_double("--repeat-penalty", 1.0, 1e-6, 1e6));
+  sp.repeat_last_n = int(args.get_int("--repeat-last-n", 64, 0, INT32_MAX));
+  const int64_t seed = args.get_int("--seed", -1, -1, INT64_MAX);
+  sp.seed = seed >= 0 ? uint64_t(seed) : (uint64_t(std::random_device{}()) << 32 | std::random_device{}());
+  const bool json = args.has("--json");
+  const bool print_tokens = args.has("--print-tokens");
+
+  runtime::Engine engine(eo);
+  const model::Tokenizer& tok = engine.model().tokenizer();
+  std::vector<int32_t> prompt;
+  std::string prompt_text;
+  if (auto ids = args.get("--prompt-tokens")) {
+    prompt = parse_token_list(*ids);
+    for (int32_t id : prompt) {
+      ORK_CHECK(id < tok.n_vocab(), "--prompt-tokens: token id ", id,
+                " is outside the vocabulary [0, ", tok.n_vocab(), ")");
+    }
+  } else {
+    prompt_text = *args.get("--prompt");
+    prompt = tok.encode(prompt_text, tok.vocab().add_bos, false);
+    ORK_CHECK(!prompt.empty(), "the prompt is empty: give some text with -p");
+  }
+  runtime::Context ctx(engine, n_ctx);
+  if (n_predict < 0) n_predict = ctx.n_ctx();
+  runtime::Sampler sampler(sp);
+
+  if (!json && !print_tokens) {
+    std::fputs(prompt_text.c_str(), stdout);
+    std::fflush(stdout);
+  }
+  bool first = true;
+  std::string text;
+  const runtime::GenerateResult r =
+      runtime::generate(ctx, sampler, prompt, n_predict, [&](int32_t id) {
+        const std::string piece = tok.decode_token(id);
+        text += piece;
+        if (json) return true;
+        if (print_tokens) {
+          std::printf(first ? "%d" : ",%d", id);
+        } else {
+          std::fwrite(piece.data(), 1, piece.size(), stdout);
+        }
+        first = false;
+        std::fflush(stdout);
+        return true;
+      });
+
+  const double prompt_tps = r.prompt_ms > 0 ? 1000.0 * double(r.n_prompt) / r.prompt_ms : 0.0;
+  const double gen_tps = r.gen_ms > 0 ? 1000.0 * double(r.tokens.size()) / r.gen_ms : 0.0;
+  if (json) {
+    JsonWriter j;
+    j.begin_object();
+    j.key("tokens").begin_array();
+    for (int32_t id : r.tokens) j.value(int64_t(id));
+    j.end_array();
+    j.key("text").value(text);
+    j.key("n_prompt").value(r.n_prompt);
+    j.key("n_gen").value(int64_t(r.tokens.size()));
+    j.key("prompt_ms").value(r.prompt_ms);
+    j.key("gen_ms").value(r.gen_ms);
+    j.key("prompt_tok_per_s").value(prompt_tps);
+    j.key("gen_tok_per_s").value(gen_tps);
+    j.key("device").value(engine.device_name());
+    j.key("threads").value(engine.threads());
+    j.key("seed").value(sp.seed);
+    j.key("stop").value(r.hit_eog ? "eog" : r.hit_ctx ? "context" : "length");
+    j.end_object();
+    std::printf("%s\n", j.str().c_str());
+  } else {
+    std::printf("\n");
+    std::fprintf(stderr,
+                 "ork: prompt %lld tokens in %.1f ms (%.1f tok/s), generated %zu tokens in %.1f ms "
+                 "(%.1f tok/s), device %s, %d threads%s\n",
+                 (long long)r.n_prompt, r.prompt_ms, prompt_tps, r.tokens.size(), r.gen_ms, gen_tps,
+                 engine.device_name(), engine.threads(),
+                 r.hit_ctx ? ", stopped: context full" : "");
+  }
+  return 0;
+}
+
+}  // namespace ork::cli

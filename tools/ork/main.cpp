@@ -1,0 +1,56 @@
+// ork — run GGUF language models on the RK3588 NPU (or its simulator) and on the CPU.
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "commands.h"
+#include "core/error.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: ork <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run        generate text from a prompt\n"
+    "  tokenize   print the token ids of a text\n"
+    "  probe      device probes: dma, stream, matmul\n"
+    "\n"
+    "'ork <command> --help' lists a command's options.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string command = argv[1];
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    if (command == "run") return ork::cli::cmd_run(args);
+    if (command == "tokenize") return ork::cli::cmd_tokenize(args);
+    if (command == "probe") return ork::cli::cmd_probe(args);
+    if (command == "--help" || command == "-h" || command == "help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    std::fprintf(stderr, "ork: unknown command '%s'\n%s", command.c_str(), kUsage);
+    return 2;
+  } catch (const ork::cli::UsageError& e) {
+    std::fprintf(stderr, "ork: %s (see 'ork %s --help')\n", e.message.c_str(), command.c_str());
+    return 2;
+  } catch (const ork::Error& e) {
+    std::fprintf(stderr, "ork: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "ork: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ork: error: %s\n", e.what());
+    return 1;
+  }
+}
