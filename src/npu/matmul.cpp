@@ -163,6 +163,33 @@ void ensure(Device& dev, Buffer& b, uint64_t need, uint32_t domain, uint32_t fla
 
 }  // namespace
 
+void ScratchNeed::merge(const ScratchNeed& o) {
+  a = std::max(a, o.a);
+  c = std::max(c, o.c);
+  regcmd = std::max(regcmd, o.regcmd);
+  tasks = std::max(tasks, o.tasks);
+}
+
+ScratchNeed scratch_need(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t cores) {
+  const SplitPlan p = plan_split(m, k, n, d, std::clamp<uint32_t>(cores, 1, 3));
+  const uint64_t ntasks = p.tasks.size();
+  return {std::max<uint64_t>(p.a_bytes, 4096), std::max<uint64_t>(p.c_bytes, 4096),
+          std::max<uint64_t>(ntasks * kRegcmdStride, 4096),
+          std::max<uint64_t>(ntasks * sizeof(uapi::Task), 4096)};
+}
+
+void MatmulScratch::reserve(uint32_t domain, const ScratchNeed& need) {
+  Domain& d = domains_[domain];
+  // Largest first, so the aligned IOVA slots pack densely.
+  std::pair<uint64_t, int> order[] = {{need.a, 0}, {need.c, 1}, {need.regcmd, 2}, {need.tasks, 3}};
+  std::sort(std::begin(order), std::end(order), [](auto x, auto y) { return x.first > y.first; });
+  for (const auto& [bytes, which] : order) {
+    Buffer* b[] = {&d.a, &d.c, &d.regcmd, &d.tasks};
+    ensure(*dev_, *b[which], bytes, domain, which == 3 ? kTaskBufferFlags : kDefaultBufferFlags);
+  }
+  d.valid = false;
+}
+
 void run_matmul(Device& dev, MatmulScratch& scratch, const PackedWeight& w, const void* a, int64_t m,
                 void* c) {
   ORK_CHECK(w.buf, "matmul: the weight has no device buffer (freed?)");

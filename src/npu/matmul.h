@@ -62,6 +62,15 @@ void pack_a_for_plan(const SplitPlan& plan, const void* a, uint8_t* dst);
 // Collects C (m × n, row-major) from the C scratch (plan.c_bytes bytes), adding K segments.
 void unpack_c_for_plan(const SplitPlan& plan, const uint8_t* src, void* c);
 
+// The scratch bytes one matmul needs in its domain (A, C, register commands, task array): what a
+// planner reserves ahead so that running never allocates.
+struct ScratchNeed {
+  uint64_t a = 0, c = 0, regcmd = 0, tasks = 0;
+  void merge(const ScratchNeed& o);  // element-wise max
+  uint64_t total() const { return a + c + regcmd + tasks; }
+};
+ScratchNeed scratch_need(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t cores);
+
 class MatmulScratch {
  public:
   explicit MatmulScratch(Device& dev) : dev_(&dev) {}
@@ -71,6 +80,8 @@ class MatmulScratch {
   // Releases every domain's buffers (their IOVA returns to the domains).
   void clear() { domains_.clear(); }
   void release(uint32_t domain) { domains_.erase(domain); }
+  // Allocates `domain`'s buffers now, at least as large as `need` (AllocError when it does not fit).
+  void reserve(uint32_t domain, const ScratchNeed& need);
   uint64_t bytes(uint32_t domain) const;  // device bytes held for `domain`
   uint64_t plans_built() const { return plans_built_; }  // regcmd generations so far
 

@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "device_flags.h"
 #include "core/error.h"
 #include "npu/device.h"
 #include "npu/probe_dma.h"
@@ -17,9 +18,6 @@ namespace {
 
 const std::vector<OptionSpec> kProbeOptions = {
     {{"--device"}, true, "npu | sim | auto (default: npu when present, else sim)"},
-    {{"--sim-window-mb"}, true, "simulated IOVA window per domain in MiB (ORK_SIM_WINDOW_MB, default 4096)"},
-    {{"--sim-domains"}, true, "simulated IOMMU domains (ORK_SIM_DOMAINS, default 16)"},
-    {{"--sim-cores"}, true, "simulated NPU cores (ORK_SIM_CORES, default 3)"},
     {{"--chunk-mb"}, true, "dma: buffer size in MiB (default 64)"},
     {{"--domains"}, true, "dma: domains to fill (default 1)"},
     {{"--iters"}, true, "stream: weights to pack and free (default 100)"},
@@ -36,19 +34,6 @@ const char* kProbeUsage =
 
 }  // namespace
 
-// Device options from the environment, overridden by the flags.
-npu::DeviceOptions device_options(const Args& args) {
-  npu::DeviceOptions o = npu::DeviceOptions::from_env();
-  o.kind = args.get_or("--device", o.kind);
-  if (o.kind != "npu" && o.kind != "sim" && o.kind != "auto") {
-    throw UsageError{"--device: '" + o.kind + "' is not one of npu, sim, auto"};
-  }
-  o.sim_window_bytes = uint64_t(args.get_int("--sim-window-mb", int64_t(o.sim_window_bytes >> 20), 1, 4096)) << 20;
-  o.sim_domains = uint32_t(args.get_int("--sim-domains", o.sim_domains, 1, 16));
-  o.sim_cores = uint32_t(args.get_int("--sim-cores", o.sim_cores, 1, 3));
-  return o;
-}
-
 int cmd_probe(const std::vector<std::string>& argv) {
   if (argv.empty() || argv[0] == "--help" || argv[0] == "-h") {
     std::printf("%s%s", kProbeUsage, format_options(kProbeOptions).c_str());
@@ -58,14 +43,20 @@ int cmd_probe(const std::vector<std::string>& argv) {
   if (which != "dma" && which != "stream" && which != "matmul") {
     throw UsageError{"unknown probe '" + which + "' (dma, stream, matmul)"};
   }
-  const Args args("probe " + which, kProbeOptions,
+  std::vector<OptionSpec> specs = kProbeOptions;
+  specs.insert(specs.end(), kSimOptions.begin(), kSimOptions.end());
+  const Args args("probe " + which, specs,
                   std::vector<std::string>(argv.begin() + 1, argv.end()));
   if (args.has("--help")) {
-    std::printf("%s%s", kProbeUsage, format_options(kProbeOptions).c_str());
+    std::printf("%s%s", kProbeUsage, format_options(specs).c_str());
     return 0;
   }
   const bool json = args.has("--json");
-  const auto device = npu::Device::open(device_options(args));
+  npu::DeviceOptions dopts = device_options(args, "auto");
+  if (dopts.kind != "npu" && dopts.kind != "sim" && dopts.kind != "auto") {
+    throw UsageError{"--device: '" + dopts.kind + "' is not one of npu, sim, auto"};
+  }
+  const auto device = npu::Device::open(dopts);
   const npu::Capabilities& caps = device->caps();
   if (!json) {
     std::printf("device: %s, %u cores, %u domains of %llu MiB, driver %u.%u.%u\n", caps.name.c_str(),

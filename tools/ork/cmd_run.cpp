@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "device_flags.h"
 #include "core/env.h"
 #include "core/error.h"
 #include "core/json.h"
@@ -32,7 +33,12 @@ const std::vector<OptionSpec> kRunOptions = {
     {{"-s", "--seed"}, true, "sampling seed (default: random)"},
     {{"-t", "--threads"}, true, "threads (default: all cores)"},
     {{"-c", "--ctx"}, true, "context size in tokens (default: the model's, at most 4096)"},
-    {{"--device"}, true, "cpu (default)"},
+    {{"--device"}, true, "cpu | npu | sim | auto (default: npu when present, else cpu)"},
+    {{"--cpu-int8"}, false, "cpu: run matmuls as int8 w8a8, the NPU path's arithmetic"},
+    {{"--residency"}, true, "npu/sim weights: auto | resident | stream (default auto)"},
+    {{"--wcache-budget-mb"}, true, "streaming budget of device weights in MiB (ORK_WCACHE_BUDGET_MB, 3072)"},
+    {{"--persist"}, true, ".orkpack cache of packed weights to load or build (ORK_PERSIST)"},
+    {{"--stats"}, false, "print the residency statistics on stderr"},
     {{"--print-tokens"}, false, "print the generated token ids instead of text"},
     {{"--json"}, false, "print one JSON object with the tokens, text and timings at the end"},
     {{"-v", "--verbose"}, false, "debug messages on stderr (ORK_VERBOSE=1)"},
@@ -60,10 +66,12 @@ std::vector<int32_t> parse_token_list(const std::string& text) {
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& argv) {
-  const Args args("run", kRunOptions, argv);
+  std::vector<OptionSpec> specs = kRunOptions;
+  specs.insert(specs.end(), kSimOptions.begin(), kSimOptions.end());
+  const Args args("run", specs, argv);
   if (args.has("--help")) {
     std::printf("usage: ork run [-m MODEL] (-p TEXT | --prompt-tokens IDS) [options]\n\n%s",
-                format_options(kRunOptions).c_str());
+                format_options(specs).c_str());
     return 0;
   }
   if (args.has("--verbose")) log::set_verbose(true);
@@ -73,7 +81,18 @@ int cmd_run(const std::vector<std::string>& argv) {
 
   runtime::EngineOptions eo;
   eo.model_path = args.get_or("--model", default_model_path());
-  eo.device = args.get_or("--device", "cpu");
+  eo.npu = device_options(args, "auto");
+  eo.device = eo.npu.kind;
+  eo.cpu_int8 = args.has("--cpu-int8");
+  try {
+    eo.residency = weights::parse_residency(args.get_or("--residency", "auto"));
+  } catch (const Error& e) {
+    throw UsageError{std::string("--residency: ") + e.what()};
+  }
+  eo.wcache_budget_bytes = uint64_t(args.get_int("--wcache-budget-mb",
+                                                 env_int("ORK_WCACHE_BUDGET_MB", 3072, 1, 1 << 20),
+                                                 1, 1 << 20)) << 20;
+  eo.persist_path = args.get_or("--persist", env_string("ORK_PERSIST").value_or(""));
   eo.threads = int(args.get_int("--threads", 0, 1, 1024));
   const int64_t n_ctx = args.get_int("--ctx", 0, 1, int64_t(1) << 24);
   int64_t n_predict = args.get_int("--n-predict", 128, -1, int64_t(1) << 24);
@@ -149,6 +168,7 @@ int cmd_run(const std::vector<std::string>& argv) {
     j.key("threads").value(engine.threads());
     j.key("seed").value(sp.seed);
     j.key("stop").value(r.hit_eog ? "eog" : r.hit_ctx ? "context" : "length");
+    if (engine.plan() != nullptr) j.key("residency").raw(engine.residency_stats().to_json());
     j.end_object();
     std::printf("%s\n", j.str().c_str());
   } else {
@@ -159,6 +179,24 @@ int cmd_run(const std::vector<std::string>& argv) {
                  (long long)r.n_prompt, r.prompt_ms, prompt_tps, r.tokens.size(), r.gen_ms, gen_tps,
                  engine.device_name(), engine.threads(),
                  r.hit_ctx ? ", stopped: context full" : "");
+  }
+  if (args.has("--stats")) {
+    if (engine.plan() == nullptr) {
+      std::fprintf(stderr, "ork: residency: none (the CPU computes from the GGUF mapping)\n");
+    } else {
+      const runtime::ResidencyStats s = engine.residency_stats();
+      std::fprintf(stderr,
+                   "ork: residency: %s (%s), %u domain(s), %.1f MB resident, %llu loads, %llu "
+                   "evictions, %llu IOVA-wall hits, %.1f MB streamed after load, %llu domain "
+                   "switches, load %.1f ms, stall %.1f ms, prefetch hid %.0f%%, packed %llu, loaded "
+                   "%llu\n",
+                   s.mode.c_str(), engine.plan()->reason.c_str(), s.domains_used,
+                   double(s.resident_bytes) / 1e6, (unsigned long long)s.loads,
+                   (unsigned long long)s.evictions, (unsigned long long)s.iova_wall_hits,
+                   double(s.bytes_streamed) / 1e6, (unsigned long long)s.domain_switches,
+                   s.load_ms, s.stall_ms, 100.0 * s.prefetch_hidden_fraction,
+                   (unsigned long long)s.packed, (unsigned long long)s.loaded);
+    }
   }
   return 0;
 }

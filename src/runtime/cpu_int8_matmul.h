@@ -1,0 +1,27 @@
+// runtime::CpuInt8Matmul — the CPU int8 path (w8a8): every weight quantized to int8 per output row
+// once (weights::quantize_linear, the same function the NPU packing uses) and multiplied with
+// per-row int8 activations by ops::matmul_w8a8. The reference the NPU path must match bit for bit.
+// Thread-safety: one matmul at a time.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "model/matmul_backend.h"
+#include "weights/packed.h"
+
+namespace ork::runtime {
+
+class CpuInt8Matmul final : public model::MatmulBackend {
+ public:
+  CpuInt8Matmul(ThreadPool& pool, size_t n_weights) : pool_(pool), quantized_(n_weights) {}
+  void matmul(const model::Linear& w, const float* x, int64_t m, float* y) override;
+  const char* name() const override { return "cpu-int8"; }
+
+ private:
+  ThreadPool& pool_;
+  std::vector<std::unique_ptr<weights::QuantizedRows>> quantized_;  // by Linear::index, on first use
+};
+
+}  // namespace ork::runtime

@@ -1,0 +1,40 @@
+// runtime::NpuMatmul — the MatmulBackend that runs every linear layer on the NPU (or its simulator).
+//
+// Per call: the activations are quantized per row to int8 (quant::quantize_rows_i8), each weight
+// slice is acquired from the Cache (pinned while used; the prefetcher is told so it loads ahead),
+// the device computes int32 = int8 · int8ᵀ in chunks of at most Plan::m_max rows, and the results
+// are dequantized with activation × weight scales (quant::dequantize_i32). That is the same integer
+// math as ops::matmul_w8a8, so results are bit-identical to the CPU int8 path.
+// Thread-safety: one matmul at a time (it owns the device scratch).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "model/matmul_backend.h"
+#include "npu/device.h"
+#include "npu/matmul.h"
+#include "weights/cache.h"
+#include "weights/prefetcher.h"
+
+namespace ork::runtime {
+
+class NpuMatmul final : public model::MatmulBackend {
+ public:
+  // Reserves the matmul scratch of every planned domain now. `prefetcher` may be null (resident).
+  NpuMatmul(npu::Device& device, weights::Cache& cache, weights::Prefetcher* prefetcher);
+  void matmul(const model::Linear& w, const float* x, int64_t m, float* y) override;
+  const char* name() const override { return device_.caps().simulated ? "sim" : "npu"; }
+  const npu::MatmulScratch& scratch() const { return scratch_; }
+
+ private:
+  npu::Device& device_;
+  weights::Cache& cache_;
+  weights::Prefetcher* prefetcher_;
+  npu::MatmulScratch scratch_;
+  std::vector<int8_t> xq_;
+  std::vector<float> sa_, ytmp_;
+  std::vector<int32_t> c_;
+};
+
+}  // namespace ork::runtime

@@ -1,0 +1,111 @@
+// weights::Cache — device-resident packed weight slices under a byte budget.
+//
+// The unit is one slice of one weight (Plan::units). Resident plans load every unit once
+// (load_all) into its planned domain: no churn afterwards. Streaming plans keep at most
+// budget_bytes of units mapped: before a load that would exceed the budget, least-recently-used
+// unpinned units are evicted (their buffers destroyed, IOVA reclaimed). An allocation that still
+// fails — a fragmented window, an "IOVA-wall hit" — evicts more and retries; it is counted, and
+// fails only when nothing is left to evict.
+// Thread-safety: every method may be called from any thread (the prefetcher loads while the compute
+// thread acquires). A Lease pins its unit: it cannot be evicted until the Lease is destroyed.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "npu/device.h"
+#include "npu/matmul.h"
+#include "weights/plan.h"
+#include "weights/store.h"
+
+namespace ork::weights {
+
+struct CacheStats {
+  uint64_t loads = 0;           // units loaded onto the device
+  uint64_t bytes_loaded = 0;    // their packed bytes
+  uint64_t evictions = 0;       // units evicted
+  uint64_t iova_wall_hits = 0;  // allocations refused with budget to spare (then retried)
+  uint64_t resident_bytes = 0;  // weight bytes mapped now
+  uint64_t peak_resident_bytes = 0;
+  double load_ms = 0;           // time spent loading (store + copy to the device)
+  double stall_ms = 0;          // time acquire() waited for a unit
+  uint64_t loads_after_warm = 0;         // loads after mark_warm()
+  uint64_t bytes_loaded_after_warm = 0;  // their bytes
+};
+
+class Cache {
+ public:
+  class Lease {
+   public:
+    Lease(Lease&& o) noexcept : cache_(o.cache_), unit_(o.unit_), weight_(o.weight_) { o.cache_ = nullptr; }
+    Lease& operator=(Lease&&) = delete;
+    Lease(const Lease&) = delete;
+    ~Lease();
+    const npu::PackedWeight& weight() const { return *weight_; }
+
+   private:
+    friend class Cache;
+    Lease(Cache* c, int32_t u, const npu::PackedWeight* w) : cache_(c), unit_(u), weight_(w) {}
+    Cache* cache_;
+    int32_t unit_;
+    const npu::PackedWeight* weight_;
+  };
+
+  Cache(npu::Device& device, Store& store, const Plan& plan);
+  ~Cache();
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+
+  // Resident plans: loads every unit now, each domain's buffers largest first.
+  void load_all();
+
+  // Unit `unit` (an index into plan().units), pinned while the Lease lives; loads it when absent,
+  // waits when another thread is loading it.
+  Lease acquire(int32_t unit);
+
+  // Loads `unit` ahead of use when it is absent and fits without evicting a unit in `keep` (the
+  // ones about to be used) or a pinned one; returns false when it cannot load now.
+  bool prefetch(int32_t unit, const std::vector<int32_t>& keep);
+
+  // Per-row scales of a weight (Linear::index); valid once any of its units was loaded.
+  const float* scales(int32_t weight) const;
+
+  bool is_loaded(int32_t unit) const;
+  void mark_warm();  // from now on, loads also count in *_after_warm
+  CacheStats stats() const;
+  const Plan& plan() const { return plan_; }
+
+ private:
+  struct Slot {
+    std::unique_ptr<npu::PackedWeight> weight;  // null when not on the device
+    bool loading = false;
+    int pins = 0;
+    uint64_t last_use = 0;
+  };
+  // Loads `unit`; the lock is held on entry and exit and released while packing and copying.
+  // With `keep` (prefetch), gives up (returns false) instead of evicting a unit in `keep`.
+  bool load_locked(std::unique_lock<std::mutex>& lock, int32_t unit, const std::vector<int32_t>* keep);
+  bool evict_one_locked(const std::vector<int32_t>* keep);
+  void release(int32_t unit);
+  Packed packed_for(int32_t weight);  // the weight's packed bytes (memoized for its next slices)
+
+  npu::Device& device_;
+  Store& store_;
+  const Plan& plan_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<Slot> slots_;
+  std::vector<std::vector<float>> scales_;
+  uint64_t reserved_bytes_ = 0;  // budget held by loads in flight
+  uint64_t tick_ = 0;
+  bool warm_ = false;
+  CacheStats stats_;
+  std::mutex memo_mutex_;
+  int32_t memo_weight_ = -1;
+  Packed memo_;
+};
+
+}  // namespace ork::weights

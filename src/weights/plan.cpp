@@ -1,0 +1,212 @@
+#include "weights/plan.h"
+
+#include <algorithm>
+
+#include "core/checked.h"
+#include "core/error.h"
+#include "weights/packed.h"
+
+namespace ork::weights {
+
+Residency parse_residency(const std::string& t) {
+  if (t == "auto") return Residency::kAuto;
+  if (t == "resident") return Residency::kResident;
+  if (t == "stream") return Residency::kStream;
+  fail("residency '", t, "' is not one of auto, resident, stream");
+}
+
+const char* residency_name(Residency r) {
+  switch (r) {
+    case Residency::kAuto: return "auto";
+    case Residency::kResident: return "resident";
+    case Residency::kStream: return "stream";
+  }
+  return "?";
+}
+
+uint64_t WeightPlan::bytes() const {
+  uint64_t b = 0;
+  for (const Slice& s : slices) b += s.bytes;
+  return b;
+}
+
+uint64_t WeightPlan::footprint() const {
+  uint64_t b = 0;
+  for (const Slice& s : slices) b += s.footprint;
+  return b;
+}
+
+uint64_t Plan::weight_bytes() const {
+  uint64_t b = 0;
+  for (const WeightPlan& w : weights) b += w.bytes();
+  return b;
+}
+
+uint64_t iova_footprint(uint64_t bytes) {
+  uint64_t v = align_up(std::max<uint64_t>(bytes, 1), 4096);
+  uint64_t p = 4096;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+namespace {
+
+// Cuts a weight into N slices of at most max_bytes packed bytes (rows in multiples of 32).
+std::vector<Slice> slice_weight(const model::Linear& w, uint64_t max_bytes) {
+  const uint64_t row_bytes = std::max<uint64_t>(packed_bytes(32, w.k) / 32, 1);
+  int64_t rows = int64_t(max_bytes / row_bytes) / 32 * 32;
+  ORK_CHECK(rows >= 32, "weight '", w.name(), "' (K = ", w.k, ") has rows too long for slices of ",
+            max_bytes, " bytes");
+  std::vector<Slice> out;
+  for (int64_t n0 = 0; n0 < w.n; n0 += rows) {
+    Slice s;
+    s.n0 = n0;
+    s.n1 = std::min(w.n, n0 + rows);
+    s.bytes = packed_bytes(s.n1 - s.n0, w.k);
+    s.footprint = iova_footprint(s.bytes);
+    out.push_back(s);
+  }
+  return out;
+}
+
+npu::ScratchNeed scratch_for(const WeightPlan& w, int64_t m_max, uint32_t cores) {
+  npu::ScratchNeed need;
+  for (const Slice& s : w.slices) {
+    need.merge(npu::scratch_need(m_max, w.linear->k, s.n1 - s.n0, npu::Dtype::kI8, cores));
+  }
+  return need;
+}
+
+uint64_t scratch_footprint(const npu::ScratchNeed& n) {
+  return iova_footprint(n.a) + iova_footprint(n.c) + iova_footprint(n.regcmd) + iova_footprint(n.tasks);
+}
+
+uint64_t max_footprint(const npu::ScratchNeed& n) {
+  return std::max({iova_footprint(n.a), iova_footprint(n.c), iova_footprint(n.regcmd),
+                   iova_footprint(n.tasks)});
+}
+
+// Fills domains in forward order, a layer at a time; false when the domains run out.
+bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why) {
+  const uint64_t window = caps.window_bytes;
+  const size_t per_layer = 7;  // q, k, v, o, gate, up, down; the output weight is its own group
+  std::vector<std::vector<size_t>> groups;
+  for (size_t i = 0; i < p.weights.size(); i += per_layer) {
+    std::vector<size_t> g;
+    for (size_t j = i; j < std::min(p.weights.size(), i + per_layer); ++j) g.push_back(j);
+    groups.push_back(g);
+  }
+  uint32_t domain = 0;
+  uint64_t used = 0, largest = 0;
+  npu::ScratchNeed scratch;
+  p.domain_bytes.assign(1, 0);
+  p.scratch.assign(1, {});
+  auto fits = [&](uint64_t add_used, uint64_t add_largest, const npu::ScratchNeed& s) {
+    const uint64_t big = std::max({largest, add_largest, max_footprint(s)});
+    return used + add_used + scratch_footprint(s) + 2 * big <= window;
+  };
+  for (const auto& g : groups) {
+    uint64_t g_fp = 0, g_big = 0;
+    npu::ScratchNeed g_scratch = scratch;
+    for (size_t j : g) {
+      g_fp += p.weights[j].footprint();
+      for (const Slice& s : p.weights[j].slices) g_big = std::max(g_big, s.footprint);
+      g_scratch.merge(scratch_for(p.weights[j], p.m_max, caps.cores));
+    }
+    if (!fits(g_fp, g_big, g_scratch)) {
+      if (used == 0) {
+        *why = "one layer needs more than a whole IOMMU domain";
+        return false;
+      }
+      if (++domain >= caps.domains) {
+        *why = str_cat("needs more than ", caps.domains, " IOMMU domains of ", window >> 20, " MiB");
+        return false;
+      }
+      used = 0;
+      largest = 0;
+      g_scratch = {};
+      for (size_t j : g) g_scratch.merge(scratch_for(p.weights[j], p.m_max, caps.cores));
+      p.domain_bytes.push_back(0);
+      p.scratch.push_back({});
+      if (!fits(g_fp, g_big, g_scratch)) {
+        *why = "one layer needs more than a whole IOMMU domain";
+        return false;
+      }
+    }
+    for (size_t j : g) {
+      p.weights[j].domain = domain;
+      p.domain_bytes[domain] += p.weights[j].bytes();
+    }
+    used += g_fp;
+    largest = std::max(largest, g_big);
+    scratch = g_scratch;
+    p.scratch[domain] = scratch;
+  }
+  p.domains_used = domain + 1;
+  return true;
+}
+
+}  // namespace
+
+Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, const PlanOptions& o) {
+  ORK_CHECK(caps.window_bytes >= (uint64_t(1) << 20) && caps.domains >= 1, "device has no usable window");
+  ORK_CHECK(o.m_max >= 1, "m_max must be >= 1");
+  Plan p;
+  p.m_max = o.m_max;
+  p.prefetch_slots = caps.cores + 1;
+
+  // Resident slices: at most a quarter of a window, so several share a domain.
+  auto slice_all = [&](uint64_t max_slice) {
+    p.max_slice_bytes = max_slice;
+    p.weights.clear();
+    for (const model::Linear* l : weights.linears()) {
+      WeightPlan w;
+      w.linear = l;
+      w.slices = slice_weight(*l, max_slice);
+      p.weights.push_back(std::move(w));
+    }
+    p.units.clear();
+    p.first_unit.clear();
+    for (size_t i = 0; i < p.weights.size(); ++i) {
+      p.first_unit.push_back(int32_t(p.units.size()));
+      for (size_t s = 0; s < p.weights[i].slices.size(); ++s) p.units.push_back({int32_t(i), int32_t(s)});
+    }
+  };
+
+  std::string why;
+  if (o.residency != Residency::kStream) {
+    slice_all(caps.window_bytes / 4);
+    if (place_resident(p, caps, &why)) {
+      p.mode = Residency::kResident;
+      p.reason = str_cat("resident in ", p.domains_used, " IOMMU domain(s)");
+      return p;
+    }
+    ORK_CHECK(o.residency == Residency::kAuto, "the model cannot be resident: it ", why,
+              " (use --residency stream or auto)");
+  }
+
+  // Streaming through domain 0: the window holds the scratch, and the weights under the budget.
+  p.mode = Residency::kStream;
+  p.reason = o.residency == Residency::kStream ? "streaming (forced)" : "streaming: the model " + why;
+  const uint64_t slots = p.prefetch_slots + 1;  // in use + prefetched
+  uint64_t budget = std::min<uint64_t>(o.budget_bytes, caps.window_bytes / 2);
+  uint64_t max_slice = 1;
+  while (max_slice * 2 <= budget / slots) max_slice *= 2;
+  ORK_CHECK(max_slice >= (uint64_t(1) << 16), "the streaming budget of ", budget,
+            " bytes is too small for ", slots, " weight slots");
+  slice_all(max_slice);
+  npu::ScratchNeed scratch;
+  for (const WeightPlan& w : p.weights) scratch.merge(scratch_for(w, p.m_max, caps.cores));
+  const uint64_t scratch_fp = scratch_footprint(scratch);
+  ORK_CHECK(scratch_fp + 2 * max_slice <= caps.window_bytes, "the IOVA window of ",
+            caps.window_bytes >> 20, " MiB cannot hold the matmul scratch (", scratch_fp,
+            " bytes) and two weight slices");
+  p.budget_bytes = std::min(budget, caps.window_bytes - scratch_fp - max_slice);
+  p.domains_used = 1;
+  p.scratch.assign(1, scratch);
+  p.domain_bytes.assign(1, 0);
+  for (WeightPlan& w : p.weights) w.domain = 0;
+  return p;
+}
+
+}  // namespace ork::weights

@@ -1,0 +1,78 @@
+// weights::Plan — where each linear weight lives on the device: resident in an IOMMU domain, or
+// streamed through a budget in one domain.
+//
+// IOVA facts the plan relies on (docs/hardware.md): a buffer occupies an aligned slot of its size
+// rounded up to a power of two (its "footprint"); page 0 is never mapped; a buffer larger than half
+// a window can never map. So weights are cut along N into slices of at most max_slice_bytes, and a
+// domain is filled only while footprints (weights and the matmul scratch of that domain) leave two
+// largest slots of slack for alignment.
+// Resident placement keeps each layer's weights in one domain and fills domains along the forward
+// pass, so a token switches domains once per domain used (plus once back to the first).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/weights.h"
+#include "npu/device.h"
+#include "npu/matmul.h"
+
+namespace ork::weights {
+
+enum class Residency { kAuto, kResident, kStream };
+Residency parse_residency(const std::string& text);  // "auto" | "resident" | "stream"
+const char* residency_name(Residency r);
+
+struct PlanOptions {
+  Residency residency = Residency::kAuto;
+  uint64_t budget_bytes = uint64_t(3072) << 20;  // streaming: weight bytes resident at once
+  int64_t m_max = 128;                          // rows per device matmul (prefill is chunked)
+};
+
+struct Slice {
+  int64_t n0 = 0, n1 = 0;  // rows [n0, n1) of the weight
+  uint64_t bytes = 0;      // packed bytes
+  uint64_t footprint = 0;  // IOVA slot bytes
+};
+
+struct WeightPlan {
+  const model::Linear* linear = nullptr;
+  std::vector<Slice> slices;
+  uint32_t domain = 0;  // resident: its domain; streamed: the streaming domain
+  uint64_t bytes() const;
+  uint64_t footprint() const;
+};
+
+// One slice of one weight: the unit the cache loads, evicts and prefetches.
+struct Unit {
+  int32_t weight = 0;  // Linear::index
+  int32_t slice = 0;   // index into WeightPlan::slices
+};
+
+struct Plan {
+  Residency mode = Residency::kResident;  // resolved: kResident or kStream
+  std::vector<WeightPlan> weights;        // indexed by Linear::index
+  std::vector<Unit> units;                // every slice, in forward-pass order
+  std::vector<int32_t> first_unit;        // [weight] → index of its first unit
+  uint32_t domains_used = 0;
+  std::vector<uint64_t> domain_bytes;     // weight bytes per domain used
+  std::vector<npu::ScratchNeed> scratch;  // matmul scratch per domain used
+  uint64_t budget_bytes = 0;              // streaming budget (weights), after fitting the window
+  uint64_t max_slice_bytes = 0;
+  int64_t m_max = 0;
+  uint32_t prefetch_slots = 0;            // cores + 1
+  std::string reason;                     // why this mode (for --stats and messages)
+
+  uint64_t weight_bytes() const;          // all weights, packed
+  const Slice& slice(const Unit& u) const { return weights[size_t(u.weight)].slices[size_t(u.slice)]; }
+};
+
+// IOVA slot bytes of a buffer of `bytes`: page-rounded, then rounded up to a power of two.
+uint64_t iova_footprint(uint64_t bytes);
+
+// Plans `weights` on a device with `caps`. Throws ork::Error when residency is forced to kResident
+// and the model does not fit the domains, or when even one slice cannot stream through the window.
+Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, const PlanOptions& opts);
+
+}  // namespace ork::weights

@@ -1,0 +1,43 @@
+// weights::Prefetcher — loads the next weight units ahead of compute on a background thread.
+//
+// The forward pass uses units in a known cyclic order (Plan::units, then again from the first for
+// the next token). When the compute thread announces the unit it is about to use (advance), the
+// prefetcher fills the next `slots` units into the Cache, never evicting one of those it keeps
+// ahead, so compute waits only when loading is slower than computing.
+// Thread-safety: advance() is called by the compute thread; the worker thread only talks to the
+// Cache (thread-safe). Destruction stops and joins the worker.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+#include "weights/cache.h"
+
+namespace ork::weights {
+
+class Prefetcher {
+ public:
+  Prefetcher(Cache& cache, uint32_t slots);
+  ~Prefetcher();
+  Prefetcher(const Prefetcher&) = delete;
+  Prefetcher& operator=(const Prefetcher&) = delete;
+
+  // Compute is about to use `unit`: prefetch the `slots` units after it.
+  void advance(int32_t unit);
+
+ private:
+  void run();
+
+  Cache& cache_;
+  const uint32_t slots_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  int32_t current_ = -1;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace ork::weights
