@@ -192,7 +192,7 @@ Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, con
   uint64_t budget = std::min<uint64_t>(o.budget_bytes, caps.window_bytes / 2);
   uint64_t max_slice = 1;
   while (max_slice * 2 <= budget / slots) max_slice *= 2;
-  ORK_CHECK(max_slice >= (uint64_t(1) << 16), "the streaming budget of ", budget,
+  ORK_CHECK(max_slice >= 4096, "the streaming budget of ", budget,
             " bytes is too small for ", slots, " weight slots");
   slice_all(max_slice);
   npu::ScratchNeed scratch;
