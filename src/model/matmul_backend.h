@@ -9,6 +9,7 @@
 
 #include "core/thread_pool.h"
 #include "model/weights.h"
+#include "ops/matmul.h"
 
 namespace ork::model {
 
@@ -22,14 +23,18 @@ class MatmulBackend {
 };
 
 // Matmul on the CPU over the GGUF block formats (ops::matmul), multi-threaded on `pool`.
+// mode kExact (the default; the reference the model tests compare at 1e-4) decodes W to f32;
+// kFast quantizes activations to 8 bits and uses the SIMD integer kernels (docs/ops.md).
 class CpuMatmul final : public MatmulBackend {
  public:
-  explicit CpuMatmul(ThreadPool& pool) : pool_(pool) {}
+  explicit CpuMatmul(ThreadPool& pool, ops::MatmulMode mode = ops::MatmulMode::kExact)
+      : pool_(pool), mode_(mode) {}
   void matmul(const Linear& w, const float* x, int64_t m, float* y) override;
   const char* name() const override { return "cpu"; }
 
  private:
   ThreadPool& pool_;
+  ops::MatmulMode mode_;
 };
 
 }  // namespace ork::model

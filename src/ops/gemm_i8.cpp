@@ -3,25 +3,13 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "ops/qkernels.h"
 
 namespace ork::ops {
 namespace {
 
-constexpr int kLanes = 16;
 constexpr int64_t kTileN = 16;   // B rows per task
 constexpr int64_t kRowBlock = 16;  // A rows per task when M is split
-
-// Σ a[i]·b[i] with int32 lanes (contiguous, vectorizable widening multiply-add).
-int32_t dot_i8(const int8_t* __restrict a, const int8_t* __restrict b, int64_t k) {
-  int32_t acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= k; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] += int32_t(a[i + l]) * int32_t(b[i + l]);
-  int32_t sum = 0;
-  for (; i < k; ++i) sum += int32_t(a[i]) * int32_t(b[i]);
-  for (int l = 0; l < kLanes; ++l) sum += acc[l];
-  return sum;
-}
 
 }  // namespace
 
@@ -32,6 +20,7 @@ void gemm_i8(ThreadPool* pool, const int8_t* a, const int8_t* b, int64_t m, int6
             " (int32 accumulators could overflow)");
   if (m == 0 || n == 0) return;
 
+  const auto dot_i8 = qkernels(best_isa()).dot_i8;  // exact on every ISA
   const int64_t n_tiles = (n + kTileN - 1) / kTileN;
   const int64_t threads = pool != nullptr ? pool->size() : 1;
   int64_t m_blocks = 1;

@@ -13,6 +13,7 @@ inline constexpr int64_t kGemmI8MaxK = INT32_MAX / (128 * 128);
 // C[M×N] = A[M×K] · Bᵀ in exact integer arithmetic.
 //   a: M rows of K int8 (row stride K); b: N rows of K int8 (row stride K);
 //   c: M rows of N int32 (row stride N), must not overlap a or b.
+// Runs the int8 dot of the best SIMD level of the CPU (ops/qkernels.h).
 // M, N, K >= 0 and K <= kGemmI8MaxK (ork::Error naming K otherwise). `pool` may be null (runs on the
 // calling thread); otherwise the work is split over tiles of B rows and blocks of A rows.
 // The result is exact, so it is independent of the thread count and of the summation order.

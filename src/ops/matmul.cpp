@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "ops/qkernels.h"
 #include "ops/vec.h"
 
 namespace ork::ops {
@@ -35,7 +36,116 @@ void tile_kernel(const float* x, int64_t i0, int64_t i1, int64_t k, const float*
   }
 }
 
+// Fast path: W rows per task tile (a multiple of kTileW; small enough that a decode step has
+// several tiles per thread even for a 1024-row matrix).
+constexpr int64_t kFastTileRows = 16;
+
+struct FastKernel {
+  TileFn fn = nullptr;
+  ActFormat act = ActFormat::kF32;
+};
+
+FastKernel fast_kernel(quant::Type type, const QKernels& kt) {
+  switch (type) {
+    case quant::Type::Q8_0: return {kt.q8_0, ActFormat::kQ8A};
+    case quant::Type::Q4_0: return {kt.q4_0, ActFormat::kQ8A};
+    case quant::Type::Q4_K: return {kt.q4_k, ActFormat::kQ8K};
+    case quant::Type::Q6_K: return {kt.q6_k, ActFormat::kQ8K};
+    case quant::Type::F16: return {kt.f16, ActFormat::kF32};
+    default: return {};
+  }
+}
+
+int64_t act_row_bytes(ActFormat f, int64_t k) {
+  switch (f) {
+    case ActFormat::kQ8A: return k / quant::kQK * int64_t(sizeof(BlockQ8A));
+    case ActFormat::kQ8K: return k / quant::kQK_K * int64_t(sizeof(quant::BlockQ8_K));
+    case ActFormat::kF32: return k * int64_t(sizeof(float));
+  }
+  return 0;
+}
+
+void quantize_act(ActFormat f, const float* x, int64_t k, uint8_t* out) {
+  switch (f) {
+    case ActFormat::kQ8A: quantize_row_q8a(x, k, reinterpret_cast<BlockQ8A*>(out)); break;
+    case ActFormat::kQ8K: quantize_row_q8k(x, k, reinterpret_cast<quant::BlockQ8_K*>(out)); break;
+    case ActFormat::kF32: break;  // read in place
+  }
+}
+
+void matmul_fast(ThreadPool& pool, const float* x, int64_t m, int64_t k, const uint8_t* w,
+                 quant::Type wtype, int64_t n, float* y, const FastKernel& fk) {
+  const int64_t bs = quant::traits(wtype).block_size;
+  const int64_t nb = k / bs;
+  const int64_t wrow = quant::row_bytes(wtype, k);
+  const int64_t ab = act_row_bytes(fk.act, k);
+
+  // Activations: quantized once per call (rows in parallel when there are many).
+  const uint8_t* act = reinterpret_cast<const uint8_t*>(x);
+  thread_local std::vector<uint8_t> act_buf;
+  if (fk.act != ActFormat::kF32) {
+    if (act_buf.size() < size_t(m * ab)) act_buf.resize(size_t(m * ab));
+    uint8_t* buf = act_buf.data();
+    const auto quantize = [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) quantize_act(fk.act, x + r * k, k, buf + r * ab);
+    };
+    if (m >= 8)
+      pool.parallel_for(m, 4, quantize);
+    else
+      quantize(0, m);
+    act = buf;
+  }
+
+  const int64_t nt = kFastTileRows;
+  const int64_t n_tiles = (n + nt - 1) / nt;
+  int64_t m_blocks = 1;
+  if (n_tiles < 4 * int64_t(pool.size()) && m > kRowBlock)
+    m_blocks = std::min<int64_t>((m + kRowBlock - 1) / kRowBlock,
+                                 (4 * int64_t(pool.size()) + n_tiles - 1) / n_tiles);
+  const int64_t m_per = (m + m_blocks - 1) / m_blocks;
+
+  pool.parallel_for(n_tiles * m_blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t j0 = (task / m_blocks) * nt;
+      const int64_t j1 = std::min(n, j0 + nt);
+      const int64_t i0 = (task % m_blocks) * m_per;
+      const int64_t i1 = std::min(m, i0 + m_per);
+      // A group of kTileW W rows stays in L1 while the X rows stream past it.
+      for (int64_t j = j0; j < j1; j += kTileW) {
+        const int nw = int(std::min<int64_t>(kTileW, j1 - j));
+        for (int64_t i = i0; i < i1; i += kTileX) {
+          const int nx = int(std::min<int64_t>(kTileX, i1 - i));
+          fk.fn(nb, w + j * wrow, wrow, nw, act + i * ab, ab, nx, y + i * n + j, n);
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
+
+bool has_fast_path(quant::Type type) {
+  return fast_kernel(type, qkernels(Isa::kScalar)).fn != nullptr;
+}
+
+void matmul(ThreadPool& pool, const float* x, int64_t m, int64_t k, const void* w, quant::Type wtype,
+            int64_t n, float* y, MatmulMode mode, Isa isa) {
+  if (mode == MatmulMode::kFast && has_fast_path(wtype)) {
+    ORK_CHECK(m >= 0 && k >= 0 && n >= 0, "ops::matmul: negative shape M=", m, " K=", k, " N=", n);
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+      std::fill(y, y + m * n, 0.0f);
+      return;
+    }
+    const quant::TypeTraits& tt = quant::traits(wtype);
+    ORK_CHECK(k % tt.block_size == 0, "ops::matmul: K=", k, " is not a multiple of the ", tt.name,
+              " block size ", tt.block_size);
+    matmul_fast(pool, x, m, k, static_cast<const uint8_t*>(w), wtype, n, y,
+                fast_kernel(wtype, qkernels(isa)));
+    return;
+  }
+  matmul(pool, x, m, k, w, wtype, n, y);
+}
 
 void matmul(ThreadPool& pool, const float* x, int64_t m, int64_t k, const void* w, quant::Type wtype,
             int64_t n, float* y) {

@@ -4,9 +4,26 @@
 #include <cstdint>
 
 #include "core/thread_pool.h"
+#include "ops/cpu_features.h"
 #include "quant/types.h"
 
 namespace ork::ops {
+
+// How matmul computes over quantized weights.
+enum class MatmulMode {
+  // W decoded to f32 exactly as quant decodes it, f32 dot products (contract below). The reference.
+  kExact,
+  // llama.cpp's CPU scheme where a kernel exists (has_fast_path): each X row is quantized once to
+  // 8-bit blocks (qkernels.h: BlockQ8A for q8_0/q4_0, Q8_K for q4_K/q6_K) and every W block is
+  // dotted with it in exact integers, scaled per block in f32, with the best SIMD level of the CPU.
+  // f16 W keeps f32 activations (results equal kExact's). Other types run as kExact.
+  // Error against the exact product: the activation rounding, at most Σ_blocks Σ|w|·d_x/2 with
+  // d_x = max|x_block|/127, plus f32 accumulation; independent of threads, tiling and M.
+  kFast,
+};
+
+// Whether kFast has kernels for weights of `type` (q8_0, q4_0, q4_K, q6_K, f16).
+bool has_fast_path(quant::Type type);
 
 // Y[M×N] = X[M×K] · Wᵀ.
 //   x: M rows of K f32, row-major (row stride K).
@@ -23,5 +40,11 @@ namespace ork::ops {
 // Thread-safety: reentrant; calls on the same pool are serialized by the pool.
 void matmul(ThreadPool& pool, const float* x, int64_t m, int64_t k, const void* w, quant::Type wtype,
             int64_t n, float* y);
+
+// The same product in `mode`; kFast runs the kernels of `isa` (ork::Error when !isa_supported).
+// Same shape rules and thread-safety as above; every output is computed by one thread with the
+// same operations whatever the thread count, tiling and M, so results do not depend on them.
+void matmul(ThreadPool& pool, const float* x, int64_t m, int64_t k, const void* w, quant::Type wtype,
+            int64_t n, float* y, MatmulMode mode, Isa isa = best_isa());
 
 }  // namespace ork::ops

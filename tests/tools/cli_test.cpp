@@ -99,6 +99,42 @@ TEST_F(Cli, TokenizeJsonAndBos) {
   EXPECT_GT(bos.out.size(), plain.out.size());
 }
 
+TEST_F(Cli, SimulatedNpuRunMatchesCpuInt8AndReportsResidency) {
+  const std::string base = "run -m " + model_ + " --prompt-tokens 1,2,3 -n 8 --temp 0 ";
+  const Result cpu = run_ork(base + "--device cpu --cpu-int8 --print-tokens", dir_);
+  const Result sim = run_ork(base + "--device sim --print-tokens --stats", dir_);
+  const Result streamed =
+      run_ork(base + "--device sim --residency stream --wcache-budget-mb 1 --print-tokens", dir_);
+  ASSERT_EQ(cpu.status, 0) << cpu.err;
+  ASSERT_EQ(sim.status, 0) << sim.err;
+  ASSERT_EQ(streamed.status, 0) << streamed.err;
+  EXPECT_EQ(cpu.out, sim.out);
+  EXPECT_EQ(cpu.out, streamed.out);
+  EXPECT_NE(sim.err.find("residency: resident"), std::string::npos) << sim.err;
+  const Result json = run_ork(base + "--device sim --residency stream --json", dir_);
+  ASSERT_EQ(json.status, 0) << json.err;
+  for (const char* key : {"\"residency\":{\"mode\":\"stream\"", "\"evictions\":", "\"iova_wall_hits\":",
+                          "\"bytes_streamed\":", "\"prefetch_hidden_fraction\":", "\"loaded\":0",
+                          "\"domain_switches\":", "\"stall_ms\":", "\"load_ms\":"}) {
+    EXPECT_NE(json.out.find(key), std::string::npos) << key << " in " << json.out;
+  }
+}
+
+TEST_F(Cli, ProbesOnTheSimulator) {
+  const Result dma = run_ork("probe dma --device sim --domains 2 --json", dir_);
+  ASSERT_EQ(dma.status, 0) << dma.err;
+  EXPECT_NE(dma.out.find("{\"id\":0,\"buffers\":63,\"bytes\":4227858432,\"errno\":14}"), std::string::npos)
+      << dma.out;
+  EXPECT_NE(dma.out.find("{\"id\":1,\"buffers\":63,"), std::string::npos) << dma.out;
+  EXPECT_NE(dma.out.find("\"total_bytes\":8455716864"), std::string::npos) << dma.out;
+  const Result stream = run_ork("probe stream --device sim --iters 5 --mb 16 --json", dir_);
+  ASSERT_EQ(stream.status, 0) << stream.err;
+  EXPECT_NE(stream.out.find("\"leaked_iova_bytes\":0"), std::string::npos) << stream.out;
+  const Result small = run_ork("probe dma --device sim --sim-window-mb 256 --json", dir_);
+  ASSERT_EQ(small.status, 0) << small.err;
+  EXPECT_NE(small.out.find("\"buffers\":3,"), std::string::npos) << small.out;  // 256 MiB: slot 0 holds page 0
+}
+
 // Bad input: one clear line on stderr naming what is wrong, a non-zero exit, never a crash.
 struct BadCase {
   const char* args;  // {M} is replaced by the model path, {D} by the temp dir
@@ -128,6 +164,12 @@ TEST_F(Cli, BadInputGivesOneLineAndNonZeroExit) {
       {"tokenize -m {M}", 2, "--prompt"},
       {"tokenize -m {M} -f {D}/nothere.txt", 1, "nothere.txt"},
       {"frobnicate", 2, "frobnicate"},
+      {"probe dma --device npu", 1, "no RK3588 NPU found"},
+      {"run -m {M} -p hi --device npu", 1, "no RK3588 NPU found"},
+      {"run -m {M} -p hi --device sim --residency always", 2, "--residency"},
+      {"run -m {M} -p hi --device sim --sim-domains 17", 2, "--sim-domains"},
+      {"probe dma --device sim --sim-window-mb 0", 2, "--sim-window-mb"},
+      {"probe teleport --device sim", 2, "teleport"},
   };
   for (const BadCase& c : cases) {
     std::string args = c.args;

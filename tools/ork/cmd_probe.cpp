@@ -12,6 +12,7 @@
 #include "npu/probe_dma.h"
 #include "npu/probe_matmul.h"
 #include "npu/probe_stream.h"
+#include "probe_persist.h"
 
 namespace ork::cli {
 namespace {
@@ -27,10 +28,12 @@ const std::vector<OptionSpec> kProbeOptions = {
 };
 
 const char* kProbeUsage =
-    "usage: ork probe (dma | stream | matmul) [options]\n"
+    "usage: ork probe (dma | stream | matmul | persist) [options]\n"
     "  dma      allocate buffers until the IOVA window is full, in each domain\n"
     "  stream   pack a weight, free it, repeat: IOVA must come back every time\n"
-    "  matmul   run the matmul parity suite on the device against the CPU\n\n";
+    "  matmul   run the matmul parity suite on the device against the CPU\n"
+    "  persist  per weight: pack vs load-from-.orkpack time and a byte-identical round trip\n"
+    "           (ork probe persist --help)\n\n";
 
 }  // namespace
 
@@ -40,8 +43,9 @@ int cmd_probe(const std::vector<std::string>& argv) {
     return argv.empty() ? 2 : 0;
   }
   const std::string which = argv[0];
+  if (which == "persist") return probe_persist(std::vector<std::string>(argv.begin() + 1, argv.end()));
   if (which != "dma" && which != "stream" && which != "matmul") {
-    throw UsageError{"unknown probe '" + which + "' (dma, stream, matmul)"};
+    throw UsageError{"unknown probe '" + which + "' (dma, stream, matmul, persist)"};
   }
   std::vector<OptionSpec> specs = kProbeOptions;
   specs.insert(specs.end(), kSimOptions.begin(), kSimOptions.end());

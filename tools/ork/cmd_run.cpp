@@ -38,6 +38,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {{"--residency"}, true, "npu/sim weights: auto | resident | stream (default auto)"},
     {{"--wcache-budget-mb"}, true, "streaming budget of device weights in MiB (ORK_WCACHE_BUDGET_MB, 3072)"},
     {{"--persist"}, true, ".orkpack cache of packed weights to load or build (ORK_PERSIST)"},
+    {{"--evict-src"}, false, "drop each GGUF tensor's pages once packed (ORK_EVICT_SRC)"},
     {{"--stats"}, false, "print the residency statistics on stderr"},
     {{"--print-tokens"}, false, "print the generated token ids instead of text"},
     {{"--json"}, false, "print one JSON object with the tokens, text and timings at the end"},
@@ -93,6 +94,7 @@ int cmd_run(const std::vector<std::string>& argv) {
                                                  env_int("ORK_WCACHE_BUDGET_MB", 3072, 1, 1 << 20),
                                                  1, 1 << 20)) << 20;
   eo.persist_path = args.get_or("--persist", env_string("ORK_PERSIST").value_or(""));
+  eo.evict_src = args.has("--evict-src") || env_flag("ORK_EVICT_SRC", false);
   eo.threads = int(args.get_int("--threads", 0, 1, 1024));
   const int64_t n_ctx = args.get_int("--ctx", 0, 1, int64_t(1) << 24);
   int64_t n_predict = args.get_int("--n-predict", 128, -1, int64_t(1) << 24);
@@ -188,14 +190,15 @@ int cmd_run(const std::vector<std::string>& argv) {
       std::fprintf(stderr,
                    "ork: residency: %s (%s), %u domain(s), %.1f MB resident, %llu loads, %llu "
                    "evictions, %llu IOVA-wall hits, %.1f MB streamed after load, %llu domain "
-                   "switches, load %.1f ms, stall %.1f ms, prefetch hid %.0f%%, packed %llu, loaded "
-                   "%llu\n",
+                   "switches, load %.1f ms, stall %.1f ms, prefetch hid %.0f%%, packed %llu (%.1f ms), "
+                   "loaded %llu (%.1f ms)\n",
                    s.mode.c_str(), engine.plan()->reason.c_str(), s.domains_used,
                    double(s.resident_bytes) / 1e6, (unsigned long long)s.loads,
                    (unsigned long long)s.evictions, (unsigned long long)s.iova_wall_hits,
                    double(s.bytes_streamed) / 1e6, (unsigned long long)s.domain_switches,
                    s.load_ms, s.stall_ms, 100.0 * s.prefetch_hidden_fraction,
-                   (unsigned long long)s.packed, (unsigned long long)s.loaded);
+                   (unsigned long long)s.packed, s.pack_ms, (unsigned long long)s.loaded,
+                   s.pack_load_ms);
     }
   }
   return 0;

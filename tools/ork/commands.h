@@ -10,6 +10,9 @@ namespace ork::cli {
 int cmd_run(const std::vector<std::string>& args);
 int cmd_tokenize(const std::vector<std::string>& args);
 int cmd_probe(const std::vector<std::string>& args);
+int cmd_perplexity(const std::vector<std::string>& args);
+int cmd_convert(const std::vector<std::string>& args);
+int cmd_bench(const std::vector<std::string>& args);
 
 // The model used when -m is not given: $ORK_MODEL, else models/default.gguf next to the binary.
 std::string default_model_path();

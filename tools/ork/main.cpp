@@ -17,7 +17,10 @@ const char* kUsage =
     "commands:\n"
     "  run        generate text from a prompt\n"
     "  tokenize   print the token ids of a text\n"
-    "  probe      device probes: dma, stream, matmul\n"
+    "  perplexity perplexity of a model over a text file (llama.cpp's convention)\n"
+    "  probe      device probes: dma, stream, matmul, persist\n"
+    "  convert    pack a model's weights once into an .orkpack\n"
+    "  bench      prompt and generation speed, decode bandwidth (like llama-bench)\n"
     "\n"
     "'ork <command> --help' lists a command's options.\n";
 
@@ -33,7 +36,10 @@ int main(int argc, char** argv) {
   try {
     if (command == "run") return ork::cli::cmd_run(args);
     if (command == "tokenize") return ork::cli::cmd_tokenize(args);
+    if (command == "perplexity") return ork::cli::cmd_perplexity(args);
     if (command == "probe") return ork::cli::cmd_probe(args);
+    if (command == "convert") return ork::cli::cmd_convert(args);
+    if (command == "bench") return ork::cli::cmd_bench(args);
     if (command == "--help" || command == "-h" || command == "help") {
       std::fputs(kUsage, stdout);
       return 0;

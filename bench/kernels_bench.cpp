@@ -1,0 +1,108 @@
+// Microbenchmarks of the CPU kernels: ops::matmul (fast mode on every ISA, and the exact path) per
+// weight type, decode (M=1, weights larger than the last-level cache: GB/s of weights read) and
+// prefill (M=128: GOPS, 2·M·N·K per call), and ops::gemm_i8. Run with --benchmark_format=json for JSON;
+// the machine is named in the context (the CPU model from /proc/cpuinfo).
+#include <benchmark/benchmark.h>
+
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "ops/gemm_i8.h"
+#include "ops/matmul.h"
+#include "quant/types.h"
+
+namespace {
+
+using namespace ork;
+
+std::vector<uint8_t> make_weight(quant::Type type, int64_t n, int64_t k) {
+  const quant::TypeTraits& tt = quant::traits(type);
+  const int64_t rb = quant::row_bytes(type, k);
+  std::vector<uint8_t> w(size_t(n * rb));
+  std::mt19937 gen{1};
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> row(static_cast<size_t>(k));
+  for (int64_t r = 0; r < n; ++r) {
+    for (float& v : row) v = d(gen);
+    tt.quantize(row.data(), w.data() + r * rb, k);
+  }
+  return w;
+}
+
+ThreadPool& pool() {
+  static ThreadPool p(0);
+  return p;
+}
+
+// args: type, mode (0 exact, 1 fast), isa, M, N, K
+void BM_Matmul(benchmark::State& state) {
+  const auto type = quant::Type(state.range(0));
+  const bool fast = state.range(1) != 0;
+  const auto isa = ops::Isa(state.range(2));
+  const int64_t m = state.range(3), n = state.range(4), k = state.range(5);
+  if (!ops::isa_supported(isa)) {
+    state.SkipWithError("ISA not supported on this CPU");
+    return;
+  }
+  const std::vector<uint8_t> w = make_weight(type, n, k);
+  std::vector<float> x(size_t(m * k), 0.5f), y(size_t(m * n));
+  for (auto _ : state) {
+    ops::matmul(pool(), x.data(), m, k, w.data(), type, n, y.data(),
+                fast ? ops::MatmulMode::kFast : ops::MatmulMode::kExact, isa);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GB/s"] = benchmark::Counter(double(w.size()), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GOPS"] = benchmark::Counter(2.0 * double(m * n * k), benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+  state.SetLabel(std::string(quant::type_name(uint32_t(type))) + (fast ? " fast " : " exact ") +
+                 std::string(fast ? ops::isa_name(isa) : "") + " threads=" + std::to_string(pool().size()));
+}
+
+void matmul_args(benchmark::internal::Benchmark* b) {
+  const quant::Type types[] = {quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_K,
+                               quant::Type::Q6_K, quant::Type::F16};
+  for (quant::Type t : types) {
+    // Decode: 64 MiB-class matrices (4096 × 8192 elements), larger than the LLC.
+    for (int isa : {0, 1, 2, 3}) b->Args({int64_t(t), 1, isa, 1, 8192, 4096});
+    b->Args({int64_t(t), 0, 0, 1, 8192, 4096});
+    // Prefill: M=128 on a 1024 × 2816 matrix (an FFN of the 150 MB test model).
+    for (int isa : {0, 1, 2, 3}) b->Args({int64_t(t), 1, isa, 128, 2816, 1024});
+    b->Args({int64_t(t), 0, 0, 128, 2816, 1024});
+  }
+}
+BENCHMARK(BM_Matmul)->Apply(matmul_args)->ArgNames({"type", "fast", "isa", "M", "N", "K"})->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_GemmI8(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  std::vector<int8_t> a(size_t(m * k), 3), b(size_t(n * k), -5);
+  std::vector<int32_t> c(size_t(m * n));
+  for (auto _ : state) {
+    ops::gemm_i8(&pool(), a.data(), b.data(), m, n, k, c.data());
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GOPS"] = benchmark::Counter(2.0 * double(m * n * k), benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+  state.counters["GB/s"] = benchmark::Counter(double(n * k), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_GemmI8)->Args({1, 8192, 4096})->Args({128, 1024, 1024})->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0) {
+      benchmark::AddCustomContext("cpu_model", line.substr(line.find(':') + 2));
+      break;
+    }
+  benchmark::AddCustomContext("best_isa", std::string(ork::ops::isa_name(ork::ops::best_isa())));
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

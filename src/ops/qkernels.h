@@ -1,0 +1,69 @@
+// Dot-product kernels on GGUF weight blocks against quantized activations, one table per ISA
+// (internal to src/ops/; ops::matmul's fast mode and ops::gemm_i8 call them).
+//
+// The "fast" CPU path, as llama.cpp's: each activation row is quantized once to 8-bit blocks
+// (BlockQ8A for the 32-element formats, quant::BlockQ8_K for the K formats; f16 weights take f32
+// activations), then every weight block is dotted with its activation block in exact integer
+// arithmetic and the per-block integers are scaled and summed in f32.
+//
+// Each ISA's table lives in its own translation unit (qkernels_<isa>.cpp) compiled for that ISA
+// and including only POD headers, so no out-of-line code built for a higher ISA can leak into the
+// baseline code. Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/cpu_features.h"
+#include "quant/blocks.h"
+
+namespace ork::ops {
+
+// 32 activations quantized symmetrically: x ≈ d·qs, d = max|x| / 127, qs = round-half-even(x / d)
+// (computed as x · (1/d)); sum = Σ qs (the Q4_0 kernels use it for the −8 offset).
+struct BlockQ8A {
+  float d;
+  int32_t sum;
+  int8_t qs[quant::kQK];
+};
+static_assert(sizeof(BlockQ8A) == 40);
+
+// Activation row formats.
+enum class ActFormat { kF32, kQ8A, kQ8K };
+
+// Quantizes k floats (k a multiple of 32) to k/32 BlockQ8A. Portable code shared by every ISA, so
+// every ISA sees the same integers.
+void quantize_row_q8a(const float* x, int64_t k, BlockQ8A* y);
+// Quantizes k floats (k a multiple of 256) to k/256 quant::BlockQ8_K with the same rule as
+// quantize_row_q8a over 256 elements (d = max|x| / 127) and bsums[j] = Σ qs[16j .. 16j+15].
+void quantize_row_q8k(const float* x, int64_t k, quant::BlockQ8_K* y);
+
+// Weight rows (row stride ws bytes) against activation rows (stride xs bytes), over nb blocks:
+//   y[i·ys + j] = dot(weight row j, activation row i) for j < nw, i < nx
+// with 1 <= nw <= kTileW, 1 <= nx <= kTileX. Every output is computed by the same sequence of
+// operations whatever nw, nx and its position in the tile, so results do not depend on tiling.
+inline constexpr int kTileW = 4;
+inline constexpr int kTileX = 4;
+using TileFn = void (*)(int64_t nb, const uint8_t* w, int64_t ws, int nw, const uint8_t* x,
+                        int64_t xs, int nx, float* y, int64_t ys);
+
+struct QKernels {
+  TileFn q8_0;  // BlockQ8_0 × BlockQ8A
+  TileFn q4_0;  // BlockQ4_0 × BlockQ8A
+  TileFn q4_k;  // BlockQ4_K × BlockQ8_K
+  TileFn q6_k;  // BlockQ6_K × BlockQ8_K
+  TileFn f16;   // fp16 × f32, nb = elements; numerics of vec::dot (mul then add, 8 lanes)
+  // Σ a[i]·b[i] over k int8 pairs, exact in int32 for k <= ops::kGemmI8MaxK.
+  int32_t (*dot_i8)(const int8_t* a, const int8_t* b, int64_t k);
+};
+
+// The table of `isa`; throws ork::Error when this binary has no kernels for it or the CPU cannot
+// run them (isa_supported(isa) is false).
+const QKernels& qkernels(Isa isa);
+
+// Per-ISA tables (defined in the ISA's translation unit; null when not built for this target).
+const QKernels* qkernels_scalar();
+const QKernels* qkernels_avx2();
+const QKernels* qkernels_avx512vnni();
+const QKernels* qkernels_neon();
+
+}  // namespace ork::ops

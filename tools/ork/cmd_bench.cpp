@@ -1,0 +1,184 @@
+// ork bench — prompt-processing and token-generation speed (modelled on llama-bench), with the
+// decode's weight bandwidth beside the machine's measured memory copy bandwidth.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "commands.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/timer.h"
+#include "ops/cpu_features.h"
+#include "runtime/context.h"
+#include "runtime/engine.h"
+
+namespace ork::cli {
+namespace {
+
+const std::vector<OptionSpec> kBenchOptions = {
+    {{"-m", "--model"}, true, "GGUF model file (default: the embedded default model)"},
+    {{"-p", "--n-prompt"}, true, "prompt tokens evaluated in one batch (default 128; 0: skip)"},
+    {{"-n", "--n-gen"}, true, "tokens generated one at a time (default 64; 0: skip)"},
+    {{"-t", "--threads"}, true, "threads (default: all cores)"},
+    {{"-r", "--repetitions"}, true, "repetitions of each test (default 5)"},
+    {{"--device"}, true, "cpu (default)"},
+    {{"--exact"}, false, "CPU matmuls on the f32-decode reference path instead of the SIMD kernels"},
+    {{"--json"}, false, "print one JSON object instead of the table"},
+    {{"-v", "--verbose"}, false, "debug messages on stderr (ORK_VERBOSE=1)"},
+    {{"-h", "--help"}, false, "this help"},
+};
+
+struct Stats {
+  double mean = 0, stddev = 0;
+};
+
+Stats stats(const std::vector<double>& v) {
+  Stats s;
+  if (v.empty()) return s;
+  for (double x : v) s.mean += x;
+  s.mean /= double(v.size());
+  if (v.size() > 1) {
+    double ss = 0;
+    for (double x : v) ss += (x - s.mean) * (x - s.mean);
+    s.stddev = std::sqrt(ss / double(v.size() - 1));
+  }
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// Memory copy bandwidth with the engine's threads: `bytes` copied between two buffers much larger
+// than any cache, each thread one contiguous slice; GB/s counts bytes read plus bytes written (as
+// STREAM's Copy does). Median of `reps` timed copies after one warm-up copy.
+double copy_bandwidth_gbs(ThreadPool& pool, size_t bytes, int reps) {
+  std::unique_ptr<uint8_t[]> src(new uint8_t[bytes]), dst(new uint8_t[bytes]);
+  pool.run([&](int i, int n) {  // first touch by the thread that copies the slice
+    const size_t b = bytes * size_t(i) / size_t(n), e = bytes * size_t(i + 1) / size_t(n);
+    std::memset(src.get() + b, i + 1, e - b);
+    std::memset(dst.get() + b, 0, e - b);
+  });
+  std::vector<double> gbs;
+  for (int r = 0; r <= reps; ++r) {
+    const double t0 = now_ms();
+    pool.run([&](int i, int n) {
+      const size_t b = bytes * size_t(i) / size_t(n), e = bytes * size_t(i + 1) / size_t(n);
+      std::memcpy(dst.get() + b, src.get() + b, e - b);
+    });
+    const double ms = now_ms() - t0;
+    if (r > 0) gbs.push_back(2.0 * double(bytes) / (ms * 1e6));
+  }
+  return median(gbs);
+}
+
+// Bytes of weights one decode step reads: every linear weight, plus one embedding row.
+uint64_t weight_bytes_per_token(const model::Model& m) {
+  uint64_t bytes = 0;
+  for (const model::Linear* l : m.weights().linears()) bytes += l->w->n_bytes;
+  const gguf::TensorInfo* e = m.weights().token_embd;
+  if (e != nullptr && e->rows() > 0) bytes += e->n_bytes / e->rows();
+  return bytes;
+}
+
+std::vector<int32_t> random_tokens(int64_t n, int64_t n_vocab, uint32_t seed) {
+  std::mt19937 gen{seed};
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  for (auto& id : t) id = int32_t(gen() % uint32_t(n_vocab));
+  return t;
+}
+
+}  // namespace
+
+int cmd_bench(const std::vector<std::string>& argv) {
+  const Args args("bench", kBenchOptions, argv);
+  if (args.has("--help")) {
+    std::printf("usage: ork bench [-m MODEL] [-p 128] [-n 64] [-t N] [-r 5] [--json]\n\n%s",
+                format_options(kBenchOptions).c_str());
+    return 0;
+  }
+  if (args.has("--verbose")) log::set_verbose(true);
+  runtime::EngineOptions eo;
+  eo.model_path = args.get_or("--model", default_model_path());
+  eo.device = args.get_or("--device", "cpu");
+  eo.threads = int(args.get_int("--threads", 0, 1, 1024));
+  eo.exact = args.has("--exact");
+  const int64_t n_prompt = args.get_int("--n-prompt", 128, 0, int64_t(1) << 20);
+  const int64_t n_gen = args.get_int("--n-gen", 64, 0, int64_t(1) << 20);
+  const int reps = int(args.get_int("--repetitions", 5, 1, 10000));
+  const bool json = args.has("--json");
+
+  runtime::Engine engine(eo);
+  const int64_t n_vocab = engine.model().config().n_vocab;
+  runtime::Context ctx(engine, std::max<int64_t>({n_prompt, n_gen, 1}) + 1);
+
+  // Warm-up (page in the weights, size the scratch): a short batch and one decode step.
+  ctx.eval(random_tokens(std::min<int64_t>(std::max<int64_t>(n_prompt, 1), 16), n_vocab, 1));
+  ctx.eval(random_tokens(1, n_vocab, 2));
+
+  std::vector<double> pp, tg;
+  for (int r = 0; r < reps && n_prompt > 0; ++r) {
+    const std::vector<int32_t> tokens = random_tokens(n_prompt, n_vocab, uint32_t(100 + r));
+    ctx.reset();
+    const double t0 = now_ms();
+    ctx.eval(tokens);
+    pp.push_back(1000.0 * double(n_prompt) / (now_ms() - t0));
+  }
+  for (int r = 0; r < reps && n_gen > 0; ++r) {
+    const std::vector<int32_t> tokens = random_tokens(n_gen, n_vocab, uint32_t(200 + r));
+    ctx.reset();
+    const double t0 = now_ms();
+    for (int32_t id : tokens) ctx.eval({id});
+    tg.push_back(1000.0 * double(n_gen) / (now_ms() - t0));
+  }
+
+  const uint64_t wbytes = weight_bytes_per_token(engine.model());
+  const double mem_gbs = copy_bandwidth_gbs(engine.pool(), size_t(256) << 20, 7);
+  const Stats spp = stats(pp), stg = stats(tg);
+  const double decode_gbs = stg.mean * double(wbytes) / 1e9;
+  const std::string isa(eo.exact ? std::string("exact") : std::string(ops::isa_name(ops::best_isa())));
+
+  if (json) {
+    JsonWriter j;
+    j.begin_object();
+    j.key("model").value(eo.model_path);
+    j.key("device").value(engine.device_name());
+    j.key("kernels").value(isa);
+    j.key("threads").value(engine.threads());
+    j.key("repetitions").value(int64_t(reps));
+    j.key("n_prompt").value(n_prompt);
+    j.key("n_gen").value(n_gen);
+    j.key("pp_tok_per_s").value(spp.mean);
+    j.key("pp_tok_per_s_stddev").value(spp.stddev);
+    j.key("tg_tok_per_s").value(stg.mean);
+    j.key("tg_tok_per_s_stddev").value(stg.stddev);
+    j.key("weight_bytes_per_token").value(int64_t(wbytes));
+    j.key("decode_gb_per_s").value(decode_gbs);
+    j.key("memcpy_gb_per_s").value(mem_gbs);
+    j.key("decode_bandwidth_fraction").value(mem_gbs > 0 ? decode_gbs / mem_gbs : 0.0);
+    j.end_object();
+    std::printf("%s\n", j.str().c_str());
+  } else {
+    std::printf("model %s: %.1f MB of weights read per token; device %s, kernels %s, %d threads, "
+                "%d repetitions\n",
+                eo.model_path.c_str(), double(wbytes) / 1e6, engine.device_name(), isa.c_str(),
+                engine.threads(), reps);
+    std::printf("| test   |            t/s |\n|--------|----------------|\n");
+    if (n_prompt > 0) std::printf("| pp%-4lld | %7.2f ± %5.2f |\n", (long long)n_prompt, spp.mean, spp.stddev);
+    if (n_gen > 0) std::printf("| tg%-4lld | %7.2f ± %5.2f |\n", (long long)n_gen, stg.mean, stg.stddev);
+    if (n_gen > 0)
+      std::printf("decode reads %.2f GB/s of weights; memory copy bandwidth %.2f GB/s (read+write, "
+                  "median of 7, %d threads): %.0f%%\n",
+                  decode_gbs, mem_gbs, engine.threads(), mem_gbs > 0 ? 100.0 * decode_gbs / mem_gbs : 0.0);
+  }
+  return 0;
+}
+
+}  // namespace ork::cli
