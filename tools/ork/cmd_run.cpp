@@ -35,6 +35,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {{"-c", "--ctx"}, true, "context size in tokens (default: the model's, at most 4096)"},
     {{"--device"}, true, "cpu | npu | sim | auto (default: npu when present, else cpu)"},
     {{"--cpu-int8"}, false, "cpu: run matmuls as int8 w8a8, the NPU path's arithmetic"},
+    {{"--exact"}, false, "cpu: decode weights to f32 (the reference path) instead of the 8-bit kernels"},
     {{"--residency"}, true, "npu/sim weights: auto | resident | stream (default auto)"},
     {{"--wcache-budget-mb"}, true, "streaming budget of device weights in MiB (ORK_WCACHE_BUDGET_MB, 3072)"},
     {{"--persist"}, true, ".orkpack cache of packed weights to load or build (ORK_PERSIST)"},
@@ -85,6 +86,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   eo.npu = device_options(args, "auto");
   eo.device = eo.npu.kind;
   eo.cpu_int8 = args.has("--cpu-int8");
+  eo.exact = args.has("--exact");
   try {
     eo.residency = weights::parse_residency(args.get_or("--residency", "auto"));
   } catch (const Error& e) {
