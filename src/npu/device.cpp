@@ -52,6 +52,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     handle_ = std::exchange(other.handle_, 0);
     domain_ = std::exchange(other.domain_, 0);
     owns_ = std::exchange(other.owns_, false);
+    imported_ = std::exchange(other.imported_, false);
     iova_ = std::exchange(other.iova_, 0);
     obj_addr_ = std::exchange(other.obj_addr_, 0);
     size_ = std::exchange(other.size_, 0);
@@ -67,6 +68,7 @@ void Buffer::reset() {
   handle_ = 0;
   domain_ = 0;
   owns_ = false;
+  imported_ = false;
   iova_ = 0;
   obj_addr_ = 0;
   size_ = 0;
@@ -166,7 +168,25 @@ Buffer Device::alloc(uint64_t size, uint32_t domain, uint32_t flags) {
     if (err != EINVAL) note_domain(domain);  // the driver switched before it failed to map
   }
   if (err != 0) throw AllocError(domain, size, err);
+  return finish_create(c, domain, size, false);
+}
 
+Buffer Device::import_fd(int fd, uint64_t size, uint32_t domain, uint32_t flags) {
+  if (domain >= caps_.domains || size == 0) throw AllocError(domain, size, EINVAL);
+  uapi::MemCreate c{};
+  c.flags = flags;
+  c.size = size;
+  c.iommu_domain_id = int32_t(domain);
+  const int err = kernel_->import_fd(fd, c);
+  if (err == 0) {
+    std::lock_guard lock(mutex_);
+    note_domain(domain);
+  }
+  if (err != 0) throw AllocError(domain, size, err);
+  return finish_create(c, domain, size, true);
+}
+
+Buffer Device::finish_create(const uapi::MemCreate& c, uint32_t domain, uint64_t size, bool imported) {
   uapi::MemDestroy d{c.handle, 0, c.obj_addr};
   uapi::MemMap m{c.handle, 0, 0};
   int map_err = kernel_->mem_map(m);
@@ -187,12 +207,17 @@ Buffer Device::alloc(uint64_t size, uint32_t domain, uint32_t flags) {
     counters_.peak_mapped_bytes[domain] = std::max(counters_.peak_mapped_bytes[domain], counters_.mapped_bytes[domain]);
     counters_.total_mapped_bytes += c.size;
     counters_.peak_total_mapped_bytes = std::max(counters_.peak_total_mapped_bytes, counters_.total_mapped_bytes);
+    if (imported) {
+      counters_.imports++;
+      counters_.imported_bytes += c.size;
+    }
   }
   Buffer b;
   b.device_ = this;
   b.handle_ = c.handle;
   b.domain_ = domain;
   b.owns_ = true;
+  b.imported_ = imported;
   b.iova_ = c.dma_addr;
   b.obj_addr_ = c.obj_addr;
   b.size_ = c.size;
@@ -213,6 +238,7 @@ void Device::release(Buffer& b) noexcept {
   counters_.destroys++;
   counters_.mapped_bytes[b.domain_] -= b.size_;
   counters_.total_mapped_bytes -= b.size_;
+  if (b.imported_) counters_.imported_bytes -= b.size_;
 }
 
 void Device::sync(const Buffer& b, uint32_t flag, uint64_t offset, uint64_t size) {

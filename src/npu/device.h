@@ -97,6 +97,7 @@ class Buffer {
   uint32_t handle_ = 0;
   uint32_t domain_ = 0;
   bool owns_ = false;
+  bool imported_ = false;
   uint64_t iova_ = 0;
   uint64_t obj_addr_ = 0;
   uint64_t size_ = 0;
@@ -116,6 +117,8 @@ struct Counters {
   uint64_t submits = 0;          // submits completed
   uint64_t faults = 0;           // submits failed by a fault (EFAULT)
   uint64_t syncs = 0;            // successful syncs
+  uint64_t imports = 0;          // buffers imported from an fd (import_fd)
+  uint64_t imported_bytes = 0;   // live imported bytes (included in mapped_bytes)
 };
 
 // Buffer flags: non-contiguous pages (no CMA), cacheable (use sync_to_device/from_device), IOMMU.
@@ -142,6 +145,13 @@ class Device {
   // domain's window; EINVAL: size 0 or a domain this device does not have).
   Buffer alloc(uint64_t size, uint32_t domain, uint32_t flags = kDefaultBufferFlags);
 
+  // Imports `size` bytes of the memory behind `fd` (a dma-buf; a memfd on the simulator) as an owning
+  // buffer in `domain`: the device and the caller then share those bytes (zero copy). Destroying the
+  // buffer drops the import, not the caller's memory; the fd is not kept. Throws AllocError (EINVAL:
+  // size 0 or larger than the fd's memory; EBADF: not a mappable fd; EOPNOTSUPP: the kernel cannot
+  // import).
+  Buffer import_fd(int fd, uint64_t size, uint32_t domain, uint32_t flags = kDefaultBufferFlags);
+
   // Runs a job. Throws ork::Error on failure: "NPU fault: <the kernel's fault text>" for EFAULT,
   // "NPU submit failed in domain D: errno E (...)" otherwise.
   void submit(uapi::Submit& s);
@@ -157,6 +167,7 @@ class Device {
   void release(Buffer& b) noexcept;
   void sync(const Buffer& b, uint32_t flag, uint64_t offset, uint64_t size);
   void note_domain(uint32_t domain);  // caller holds mutex_
+  Buffer finish_create(const uapi::MemCreate& c, uint32_t domain, uint64_t size, bool imported);
 
   std::unique_ptr<Kernel> kernel_;
   Capabilities caps_;

@@ -20,24 +20,58 @@ Context::Context(Engine& engine, int64_t n_ctx)
              engine.model().config().kv_dim()),
       forward_(engine.model().config(), engine.model().weights(), engine.backend(), engine.pool()) {}
 
+void Context::run(const int32_t* tokens, int64_t n, bool all, float* out) {
+  ORK_CHECK(tokens != nullptr && n > 0, "eval: no tokens");
+  ORK_CHECK(n <= n_ctx() - n_past_, "context full: ", n_past_, " + ", n, " tokens exceed the context of ",
+            n_ctx(), " tokens");
+  {
+    std::lock_guard lock(engine_.forward_mutex());
+    forward_.eval(cache_, tokens, n, n_past_, all, out);
+  }
+  max_batch_ = std::max(max_batch_, n);
+  n_past_ += n;
+}
+
 const float* Context::eval(const std::vector<int32_t>& tokens) {
   ORK_CHECK(!tokens.empty(), "eval: no tokens");
-  ORK_CHECK(n_past_ + int64_t(tokens.size()) <= n_ctx(), "context full: ", n_past_, " + ",
-            tokens.size(), " tokens exceed the context of ", n_ctx(), " tokens");
   logits_.resize(size_t(n_vocab()));
-  forward_.eval(cache_, tokens.data(), int64_t(tokens.size()), n_past_, false, logits_.data());
-  n_past_ += int64_t(tokens.size());
+  run(tokens.data(), int64_t(tokens.size()), false, logits_.data());
   return logits_.data();
 }
 
 const std::vector<float>& Context::eval_all(const std::vector<int32_t>& tokens) {
   ORK_CHECK(!tokens.empty(), "eval: no tokens");
-  ORK_CHECK(n_past_ + int64_t(tokens.size()) <= n_ctx(), "context full: ", n_past_, " + ",
-            tokens.size(), " tokens exceed the context of ", n_ctx(), " tokens");
+  ORK_CHECK(tokens.size() <= size_t(n_ctx()), "eval: ", tokens.size(), " tokens exceed the context of ",
+            n_ctx(), " tokens");
   logits_.resize(tokens.size() * size_t(n_vocab()));
-  forward_.eval(cache_, tokens.data(), int64_t(tokens.size()), n_past_, true, logits_.data());
-  n_past_ += int64_t(tokens.size());
+  run(tokens.data(), int64_t(tokens.size()), true, logits_.data());
   return logits_;
+}
+
+void Context::eval_into(const int32_t* tokens, int64_t n, bool all, float* out, uint64_t capacity) {
+  ORK_CHECK(out != nullptr, "eval: null logits buffer");
+  ORK_CHECK(tokens != nullptr && n > 0, "eval: no tokens");
+  ORK_CHECK(n <= n_ctx(), "eval: ", n, " tokens exceed the context of ", n_ctx(), " tokens");
+  const uint64_t need = uint64_t(all ? n : 1) * uint64_t(n_vocab());
+  ORK_CHECK(capacity >= need, "eval: the logits buffer holds ", capacity, " floats, ", need, " are needed");
+  run(tokens, n, all, out);
+}
+
+std::unique_ptr<Context> Context::dup(bool copy_state) const {
+  auto c = std::make_unique<Context>(engine_, n_ctx());
+  if (copy_state) {
+    c->cache_ = cache_;
+    c->n_past_ = n_past_;
+  }
+  return c;
+}
+
+Context::Memory Context::memory() const {
+  Memory m;
+  m.kv_bytes = cache_.bytes();
+  m.scratch_bytes = forward_.scratch_bytes(max_batch_);
+  m.logits_bytes = uint64_t(logits_.capacity()) * sizeof(float);
+  return m;
 }
 
 }  // namespace ork::runtime

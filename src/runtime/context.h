@@ -1,5 +1,6 @@
 // runtime::Context — one sequence being evaluated: its KV cache, its position and the forward
-// pass's scratch. Borrows the Engine (must outlive it). Thread-safety: one thread at a time.
+// pass's scratch. Borrows the Engine (must outlive it). Thread-safety: one thread at a time per
+// Context; different Contexts of one Engine may eval concurrently (Engine::forward_mutex()).
 #pragma once
 
 #include <cstdint>
@@ -28,14 +29,34 @@ class Context {
   // Like eval, but returns the logits of every token: [tokens.size()][n_vocab].
   const std::vector<float>& eval_all(const std::vector<int32_t>& tokens);
 
+  // Like eval/eval_all, but the logits go straight into the caller's `out` (`capacity` floats): the
+  // last token's [n_vocab], or every token's [n][n_vocab] when `all`. The forward pass writes them
+  // there itself (no intermediate buffer, no copy). Throws ork::Error when out is null or too small.
+  void eval_into(const int32_t* tokens, int64_t n, bool all, float* out, uint64_t capacity);
+
+  // A new sequence on the same Engine (sharing its weights, backend and device tasks) with its own KV
+  // cache of the same size: empty, or with copy_state a copy of this one's cache and position.
+  std::unique_ptr<Context> dup(bool copy_state) const;
+
+  // Host memory of this sequence, in bytes (peak = largest since creation; nothing here shrinks).
+  struct Memory {
+    uint64_t kv_bytes = 0;       // KV cache
+    uint64_t scratch_bytes = 0;  // the forward pass's activations for the largest batch so far
+    uint64_t logits_bytes = 0;   // the logits buffer eval()/eval_all() return (0 with eval_into only)
+  };
+  Memory memory() const;
+
   // Forgets the sequence (positions restart at 0).
   void reset() { n_past_ = 0; }
 
  private:
+  void run(const int32_t* tokens, int64_t n, bool all, float* out);
+
   Engine& engine_;
   model::KvCache cache_;
   model::Forward forward_;
   int64_t n_past_ = 0;
+  int64_t max_batch_ = 0;
   std::vector<float> logits_;
 };
 

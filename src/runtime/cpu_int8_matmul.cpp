@@ -7,8 +7,13 @@ namespace ork::runtime {
 
 void CpuInt8Matmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {
   ORK_CHECK(w.index >= 0 && size_t(w.index) < quantized_.size(), "weight '", w.name(), "' has no index");
-  auto& q = quantized_[size_t(w.index)];
-  if (!q) q = std::make_unique<weights::QuantizedRows>(weights::quantize_linear(w, &pool_));
+  const weights::QuantizedRows* q = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    auto& slot = quantized_[size_t(w.index)];
+    if (!slot) slot = std::make_unique<weights::QuantizedRows>(weights::quantize_linear(w, &pool_));
+    q = slot.get();
+  }
   ops::matmul_w8a8(pool_, x, m, w.k, q->q.data(), q->scales.data(), w.n, y);
 }
 

@@ -1,13 +1,55 @@
 #include "runtime/engine.h"
 
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
 #include "core/error.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "npu/drm_kernel.h"
 #include "runtime/cpu_int8_matmul.h"
+#include "model/forward.h"
 #include "runtime/npu_matmul.h"
+#include "weights/hash64.h"
 
 namespace ork::runtime {
+
+namespace {
+
+constexpr uint64_t kPage = 4096;
+uint64_t page_round(uint64_t b) { return (b + kPage - 1) / kPage * kPage; }
+
+// Drops the units of the weights in `drop` from a plan (they run on another engine's copy).
+void drop_weights(weights::Plan& p, const std::vector<bool>& drop) {
+  std::fill(p.domain_bytes.begin(), p.domain_bytes.end(), 0);
+  p.units.clear();
+  p.first_unit.clear();
+  for (size_t i = 0; i < p.weights.size(); ++i) {
+    p.first_unit.push_back(int32_t(p.units.size()));
+    if (drop[i]) {
+      p.weights[i].slices.clear();
+      continue;
+    }
+    for (size_t s = 0; s < p.weights[i].slices.size(); ++s) p.units.push_back({int32_t(i), int32_t(s)});
+    if (p.weights[i].domain < p.domain_bytes.size()) p.domain_bytes[p.weights[i].domain] += p.weights[i].bytes();
+  }
+}
+
+uint64_t content_hash(const weights::PackedView& v) {
+  const uint64_t h = weights::hash64(v.bytes, size_t(weights::packed_bytes(v.n, v.k, v.dtype)),
+                                     uint64_t(v.n) * 1000003u + uint64_t(v.k));
+  return v.scales != nullptr ? weights::hash64(v.scales, size_t(v.n) * sizeof(float), h) : h;
+}
+
+bool same_content(const weights::PackedView& a, const weights::PackedView& b) {
+  if (a.n != b.n || a.k != b.k || a.dtype != b.dtype) return false;
+  if ((a.scales == nullptr) != (b.scales == nullptr)) return false;
+  if (std::memcmp(a.bytes, b.bytes, size_t(weights::packed_bytes(a.n, a.k, a.dtype))) != 0) return false;
+  return a.scales == nullptr || std::memcmp(a.scales, b.scales, size_t(a.n) * sizeof(float)) == 0;
+}
+
+}  // namespace
 
 Engine::Engine(const EngineOptions& options) : options_(options) {
   ORK_CHECK(options.threads >= 0 && options.threads <= 1024, "threads: ", options.threads,
@@ -15,24 +57,39 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   std::string device = options.device;
   ORK_CHECK(device == "cpu" || device == "npu" || device == "sim" || device == "auto", "device '",
             device, "' is not one of cpu, npu, sim, auto");
+  Engine* const share_from = options.share_scratch_with != nullptr ? options.share_scratch_with
+                                                                    : options.share_weights_with;
+  if (share_from != nullptr) {
+    ORK_CHECK(share_from->device_ != nullptr, "sharing scratch or weights needs a model on the npu or sim device");
+    ORK_CHECK(options.share_scratch_with == nullptr || options.share_weights_with == nullptr ||
+                  options.share_scratch_with->device_ == options.share_weights_with->device_,
+              "share_scratch_with and share_weights_with name models on different devices");
+    device = share_from->options_.device;
+  }
   if (device == "auto") device = npu::find_rknpu_node().path ? "npu" : "cpu";
   options_.device = device;
 
   model_ = model::Model::load(options.model_path);
   pool_ = std::make_unique<ThreadPool>(options.threads);
+  forward_mutex_ = options.share_scratch_with != nullptr ? options.share_scratch_with->forward_mutex_
+                                                         : std::make_shared<std::mutex>();
   if (device == "cpu") {
     if (options.cpu_int8) {
       backend_ = std::make_unique<CpuInt8Matmul>(*pool_, model_->weights().linears().size());
     } else {
       backend_ = std::make_unique<model::CpuMatmul>(
-      *pool_, options.exact ? ops::MatmulMode::kExact : ops::MatmulMode::kFast);
+          *pool_, options.exact ? ops::MatmulMode::kExact : ops::MatmulMode::kFast);
     }
     return;
   }
 
-  npu::DeviceOptions dopts = options.npu;
-  dopts.kind = device;
-  device_ = npu::Device::open(dopts);
+  if (share_from != nullptr) {
+    device_ = share_from->device_;
+  } else {
+    npu::DeviceOptions dopts = options.npu;
+    dopts.kind = device;
+    device_ = npu::Device::open(dopts);
+  }
   weights::StoreOptions sopts;
   sopts.persist_path = options.persist_path;
   store_ = std::make_unique<weights::Store>(*model_, sopts);
@@ -41,12 +98,60 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   popts.budget_bytes = options.wcache_budget_bytes;
   popts.m_max = options.m_max;
   plan_ = std::make_unique<weights::Plan>(make_plan(model_->weights(), device_->caps(), popts));
-  log::debug("weights: ", plan_->reason, ", ", plan_->weight_bytes(), " packed bytes");
+  for (uint32_t d = 0; d < plan_->domains_used && d < plan_->scratch.size(); ++d) {
+    for (uint64_t b : {plan_->scratch[d].a, plan_->scratch[d].c, plan_->scratch[d].regcmd,
+                       plan_->scratch[d].tasks}) {
+      scratch_own_need_ += page_round(b);
+    }
+  }
+  // Weights identical to a resident weight of share_weights_with run on that copy.
+  std::vector<std::pair<int32_t, int32_t>> shared;  // (this weight, the other's weight)
+  Engine* const other = options.share_weights_with;
+  if (other != nullptr && other->plan_ && other->plan_->mode == weights::Residency::kResident) {
+    std::unordered_multimap<uint64_t, int32_t> by_hash;
+    const auto& theirs = other->model_->weights().linears();
+    for (size_t j = 0; j < theirs.size(); ++j) {
+      const weights::Packed pk = other->store_->get(*theirs[j]);
+      by_hash.emplace(content_hash(pk.view), int32_t(j));
+    }
+    const auto& mine = model_->weights().linears();
+    std::vector<bool> drop(mine.size(), false);
+    for (size_t i = 0; i < mine.size(); ++i) {
+      const weights::Packed pk = store_->get(*mine[i]);
+      const auto range = by_hash.equal_range(content_hash(pk.view));
+      for (auto it = range.first; it != range.second; ++it) {
+        const weights::Packed po = other->store_->get(*theirs[size_t(it->second)]);
+        if (same_content(pk.view, po.view)) {
+          shared.emplace_back(int32_t(i), it->second);
+          drop[i] = true;
+          weight_shared_bytes_ += plan_->weights[i].bytes();
+          break;
+        }
+      }
+    }
+    weights_shared_ = uint32_t(shared.size());
+    if (!shared.empty()) drop_weights(*plan_, drop);
+  }
+  log::debug("weights: ", plan_->reason, ", ", plan_->weight_bytes(), " packed bytes, ", weights_shared_,
+             " weights shared");
   cache_ = std::make_unique<weights::Cache>(*device_, *store_, *plan_);
-  if (plan_->mode == weights::Residency::kStream) {
+  if (plan_->mode == weights::Residency::kStream && !plan_->units.empty()) {
     prefetcher_ = std::make_unique<weights::Prefetcher>(*cache_, plan_->prefetch_slots);
   }
-  auto npu_backend = std::make_unique<NpuMatmul>(*device_, *cache_, prefetcher_.get());
+  scratch_ = options.share_scratch_with != nullptr ? options.share_scratch_with->scratch_
+                                                   : std::make_shared<npu::MatmulScratch>(*device_);
+  ORK_CHECK(scratch_ != nullptr, "share_scratch_with: that model has no device scratch");
+  if (options.share_scratch_with != nullptr) {
+    scratch_shared_ = true;
+    options.share_scratch_with->scratch_shared_ = true;
+  }
+  std::unique_ptr<NpuMatmul> npu_backend;
+  {
+    // Growing a shared scratch must not race with the other engine's forward pass.
+    std::lock_guard lock(*forward_mutex_);
+    npu_backend = std::make_unique<NpuMatmul>(*device_, *cache_, prefetcher_.get(), scratch_);
+    for (const auto& [mine, theirs] : shared) npu_backend->redirect(mine, *other->cache_, theirs);
+  }
   if (plan_->mode == weights::Residency::kResident) cache_->load_all();
   cache_->mark_warm();
   backend_ = std::move(npu_backend);
@@ -55,6 +160,108 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
 Engine::~Engine() {
   prefetcher_.reset();  // stop loading before the cache and device go
   backend_.reset();
+}
+
+MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
+  std::string device = options.device;
+  ORK_CHECK(device == "cpu" || device == "npu" || device == "sim" || device == "auto", "device '",
+            device, "' is not one of cpu, npu, sim, auto");
+  if (device == "auto") device = npu::find_rknpu_node().path ? "npu" : "cpu";
+  ORK_CHECK(n_ctx >= 0 && n_ctx <= (int64_t(1) << 24), "context size ", n_ctx, " is out of range");
+  MemoryPlan mp;
+  mp.device = device;
+  const std::unique_ptr<model::Model> model = model::Model::load(options.model_path);
+  const model::Config& c = model->config();
+  mp.n_ctx = n_ctx > 0 ? n_ctx : std::min<int64_t>(c.n_ctx_train, 4096);
+  mp.model_file_bytes = model->tensor_bytes();
+  mp.kv_cache_bytes = uint64_t(2) * uint64_t(c.n_layer) * uint64_t(mp.n_ctx) * uint64_t(c.kv_dim()) * sizeof(float);
+  {
+    ThreadPool pool(1);
+    model::CpuMatmul cpu(pool);
+    const model::Forward f(c, model->weights(), cpu, pool);
+    mp.host_scratch_bytes = f.scratch_bytes(options.m_max);
+  }
+  if (device == "cpu") {
+    mp.mode = "none";
+    mp.reason = "cpu: weights are read from the mapped file";
+  } else {
+    npu::Capabilities caps;
+    if (device == "sim") {
+      caps.cores = options.npu.sim_cores;
+      caps.domains = options.npu.sim_domains;
+      caps.window_bytes = options.npu.sim_window_bytes;
+    } else {
+      npu::DeviceOptions dopts = options.npu;
+      dopts.kind = device;
+      caps = npu::Device::open(dopts)->caps();  // opening allocates nothing
+    }
+    weights::PlanOptions popts;
+    popts.residency = options.residency;
+    popts.budget_bytes = options.wcache_budget_bytes;
+    popts.m_max = options.m_max;
+    const weights::Plan plan = make_plan(model->weights(), caps, popts);
+    mp.mode = weights::residency_name(plan.mode);
+    mp.reason = plan.reason;
+    mp.domains_used = plan.domains_used;
+    mp.weight_device_bytes.assign(plan.domains_used, 0);
+    mp.scratch_device_bytes.assign(plan.domains_used, 0);
+    mp.window_bytes.assign(plan.domains_used, 0);
+    if (plan.mode == weights::Residency::kResident) {
+      for (const weights::WeightPlan& w : plan.weights) {
+        for (const weights::Slice& sl : w.slices) {
+          mp.weight_device_bytes[w.domain] += page_round(sl.bytes);
+          mp.window_bytes[w.domain] += sl.footprint;
+        }
+      }
+    } else {
+      mp.stream_budget_bytes = plan.budget_bytes;
+      mp.window_bytes[0] += plan.budget_bytes;
+    }
+    for (uint32_t d = 0; d < plan.domains_used && d < plan.scratch.size(); ++d) {
+      const npu::ScratchNeed& n = plan.scratch[d];
+      for (uint64_t b : {n.a, n.c, n.regcmd, n.tasks}) {
+        if (b == 0) continue;
+        mp.scratch_device_bytes[d] += page_round(b);
+        mp.window_bytes[d] += weights::iova_footprint(b);
+      }
+    }
+    for (uint32_t d = 0; d < plan.domains_used; ++d) {
+      mp.dma_bytes += mp.weight_device_bytes[d] + mp.scratch_device_bytes[d];
+    }
+    mp.dma_bytes += mp.stream_budget_bytes;
+  }
+  mp.ram_bytes = mp.model_file_bytes + mp.dma_bytes + mp.kv_cache_bytes + mp.host_scratch_bytes;
+  return mp;
+}
+
+EngineMemory Engine::memory() const {
+  EngineMemory m;
+  if (!plan_) {
+    m.weight_bytes = model_->tensor_bytes();
+    return m;
+  }
+  const uint32_t domains = device_->caps().domains;
+  m.weight_device_bytes.assign(domains, 0);
+  m.scratch_device_bytes.assign(domains, 0);
+  for (size_t u = 0; u < plan_->units.size(); ++u) {
+    if (!cache_->is_loaded(int32_t(u))) continue;
+    const weights::Unit& unit = plan_->units[u];
+    const uint32_t d = plan_->weights[size_t(unit.weight)].domain;
+    if (d < domains) m.weight_device_bytes[d] += page_round(plan_->slice(unit).bytes);
+  }
+  {
+    std::lock_guard lock(*forward_mutex_);  // the scratch may grow during a forward pass
+    for (uint32_t d = 0; d < domains; ++d) m.scratch_device_bytes[d] = scratch_->bytes(d);
+  }
+  for (uint32_t d = 0; d < domains; ++d) {
+    m.weight_bytes += m.weight_device_bytes[d];
+    m.scratch_bytes += m.scratch_device_bytes[d];
+  }
+  m.weight_shared_bytes = weight_shared_bytes_;
+  m.weights_shared = weights_shared_;
+  m.scratch_shared = scratch_shared_;
+  m.scratch_own_need = scratch_own_need_;
+  return m;
 }
 
 ResidencyStats Engine::residency_stats() const {
@@ -80,6 +287,8 @@ ResidencyStats Engine::residency_stats() const {
   r.prefetch_hidden_fraction = c.load_ms > 0 ? std::max(0.0, 1.0 - c.stall_ms / c.load_ms) : 0.0;
   r.loaded = s.loaded;
   r.packed = s.packed;
+  r.pack_ms = s.pack_ms;
+  r.pack_load_ms = s.load_ms;
   return r;
 }
 
@@ -102,6 +311,8 @@ std::string ResidencyStats::to_json() const {
   j.key("prefetch_hidden_fraction").value(prefetch_hidden_fraction);
   j.key("loaded").value(loaded);
   j.key("packed").value(packed);
+  j.key("pack_ms").value(pack_ms);
+  j.key("pack_load_ms").value(pack_load_ms);
   j.end_object();
   return j.str();
 }

@@ -6,10 +6,14 @@
 //   npu, sim  the NPU through the rknpu driver or its simulator: a weights::Plan (resident in IOMMU
 //             domains, or streamed), a weights::Cache, a Prefetcher when streaming, NpuMatmul.
 // Contexts (runtime/context.h) borrow the Engine, which must outlive them.
-// Thread-safety: one Context's eval at a time per Engine.
+// Thread-safety: several Contexts of one Engine may eval from several threads at once; their forward
+// passes are serialized by forward_mutex() (the backend, its device scratch and the pool are shared).
+// Engines that share a scratch (EngineOptions::share_scratch_with) share that mutex too.
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -24,6 +28,9 @@
 
 namespace ork::runtime {
 
+class Engine;
+class NpuMatmul;
+
 struct EngineOptions {
   std::string model_path;
   std::string device = "cpu";  // cpu | npu | sim | auto (npu when present, else cpu)
@@ -35,6 +42,17 @@ struct EngineOptions {
   uint64_t wcache_budget_bytes = uint64_t(3072) << 20;  // ORK_WCACHE_BUDGET_MB, --wcache-budget-mb
   int64_t m_max = 128;          // rows per device matmul call
   std::string persist_path;     // .orkpack cache (ORK_PERSIST, --persist); "" = none
+  bool evict_src = false;       // drop GGUF pages of packed weights (ORK_EVICT_SRC, --evict-src)
+
+  // Sharing with an Engine loaded earlier (npu/sim only; it must outlive this one). Either one makes
+  // this Engine use that Engine's Device (the device options above are then ignored).
+  //  share_scratch_with: one device matmul scratch for both, per domain the larger need; their
+  //    forward passes are serialized by one mutex (models that run one after another).
+  //  share_weights_with: every linear weight whose packed bytes and scales are identical to one of
+  //    that Engine's (compared by content, not name) runs on its resident copy and is not loaded
+  //    again. That Engine's plan must be resident (else nothing is shared).
+  Engine* share_scratch_with = nullptr;
+  Engine* share_weights_with = nullptr;
 };
 
 // What the weights did on the device (see `ork run --stats`).
@@ -53,8 +71,45 @@ struct ResidencyStats {
   double prefetch_hidden_fraction = 0;  // 1 − stall / load
   uint64_t loaded = 0;          // weights served from the .orkpack
   uint64_t packed = 0;          // weights packed from the GGUF
+  double pack_ms = 0;           // time the store spent packing
+  double pack_load_ms = 0;      // time the store spent loading from the .orkpack
   std::string to_json() const;
 };
+
+// Memory of one Engine (not its Contexts), in bytes. Device bytes are page-rounded buffer sizes.
+struct EngineMemory {
+  std::vector<uint64_t> weight_device_bytes;    // [domain] weight buffers this Engine holds
+  std::vector<uint64_t> scratch_device_bytes;   // [domain] matmul scratch it uses (shared or not)
+  uint64_t weight_bytes = 0;                    // Σ weight_device_bytes (CPU: the GGUF tensor bytes)
+  uint64_t weight_shared_bytes = 0;             // packed bytes served by share_weights_with's copy
+  uint32_t weights_shared = 0;                  // linear weights served that way
+  uint64_t scratch_bytes = 0;                   // Σ scratch_device_bytes
+  bool scratch_shared = false;                  // scratch shared with another Engine
+  uint64_t scratch_own_need = 0;                // what a scratch of its own would take (device bytes)
+};
+
+// What loading a model would take, computed before loading anything onto the device (`ork mem`).
+// Device bytes are page-rounded buffer sizes, as the device counts them after loading.
+struct MemoryPlan {
+  std::string device;                 // cpu | npu | sim (auto resolved)
+  std::string mode;                   // resident | stream | none (cpu)
+  std::string reason;
+  uint32_t domains_used = 0;
+  std::vector<uint64_t> weight_device_bytes;   // [domain] resident: all weights; stream: 0 (loaded on demand)
+  std::vector<uint64_t> scratch_device_bytes;  // [domain] matmul scratch
+  std::vector<uint64_t> window_bytes;          // [domain] IOVA footprint (power-of-two slots)
+  uint64_t stream_budget_bytes = 0;            // stream: weight bytes resident at once (at most)
+  uint64_t dma_bytes = 0;             // Σ device bytes (stream: + the budget)
+  uint64_t model_file_bytes = 0;      // the GGUF tensor bytes (mapped from the file)
+  uint64_t kv_cache_bytes = 0;        // one context of n_ctx tokens
+  uint64_t host_scratch_bytes = 0;    // its activations for a batch of m_max tokens
+  uint64_t ram_bytes = 0;             // model_file + dma + kv + host scratch: the RAM to plan for
+  int64_t n_ctx = 0;
+};
+// Plans `options` (model_path, device, residency, budget, m_max, simulator knobs) for one context
+// of n_ctx tokens (0: the model's, at most 4096): parses the GGUF and plans; allocates nothing on
+// the device. Throws ork::Error like Engine's constructor.
+MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx);
 
 class Engine {
  public:
@@ -71,14 +126,28 @@ class Engine {
   int threads() const { return pool_->size(); }
 
   npu::Device* device() { return device_.get(); }           // null on the CPU
+  const npu::Device* device() const { return device_.get(); }
   const weights::Plan* plan() const { return plan_.get(); }  // null on the CPU
+  weights::Cache* cache() { return cache_.get(); }          // null on the CPU
   ResidencyStats residency_stats() const;
+  EngineMemory memory() const;
+
+  // Held by Context::eval around each forward pass.
+  std::mutex& forward_mutex() { return *forward_mutex_; }
 
  private:
+  void share_weights(Engine& other, NpuMatmul& backend);
+
   EngineOptions options_;
   std::unique_ptr<model::Model> model_;
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<npu::Device> device_;
+  std::shared_ptr<std::mutex> forward_mutex_;
+  std::shared_ptr<npu::Device> device_;
+  std::shared_ptr<npu::MatmulScratch> scratch_;  // npu/sim: the matmul scratch (maybe shared)
+  uint64_t scratch_own_need_ = 0;
+  std::atomic<bool> scratch_shared_{false};
+  uint64_t weight_shared_bytes_ = 0;
+  uint32_t weights_shared_ = 0;
   std::unique_ptr<weights::Store> store_;
   std::unique_ptr<weights::Plan> plan_;
   std::unique_ptr<weights::Cache> cache_;

@@ -5,7 +5,8 @@
 // the device computes int32 = int8 · int8ᵀ in chunks of at most Plan::m_max rows, and the results
 // are dequantized with activation × weight scales (quant::dequantize_i32). That is the same integer
 // math as ops::matmul_w8a8, so results are bit-identical to the CPU int8 path.
-// Thread-safety: one matmul at a time (it owns the device scratch).
+// Thread-safety: one matmul at a time (it uses the device scratch); a scratch shared between two
+// NpuMatmuls must be used by one of them at a time (runtime::Engine serializes them).
 #pragma once
 
 #include <memory>
@@ -21,17 +22,28 @@ namespace ork::runtime {
 
 class NpuMatmul final : public model::MatmulBackend {
  public:
-  // Reserves the matmul scratch of every planned domain now. `prefetcher` may be null (resident).
-  NpuMatmul(npu::Device& device, weights::Cache& cache, weights::Prefetcher* prefetcher);
+  // Reserves the matmul scratch of every planned domain now (growing `scratch` when given: a scratch
+  // shared with another NpuMatmul of the same device; else one of its own). `prefetcher` may be null.
+  NpuMatmul(npu::Device& device, weights::Cache& cache, weights::Prefetcher* prefetcher,
+            std::shared_ptr<npu::MatmulScratch> scratch = nullptr);
   void matmul(const model::Linear& w, const float* x, int64_t m, float* y) override;
   const char* name() const override { return device_.caps().simulated ? "sim" : "npu"; }
-  const npu::MatmulScratch& scratch() const { return scratch_; }
+  const npu::MatmulScratch& scratch() const { return *scratch_; }
+
+  // From now on weight `weight` (Linear::index) runs on unit(s) of `other_weight` in `other` (a
+  // resident cache of the same device holding identical packed bytes and scales; must outlive this).
+  void redirect(int32_t weight, weights::Cache& other, int32_t other_weight);
 
  private:
+  struct Source {
+    weights::Cache* cache = nullptr;  // null: this backend's own cache
+    int32_t weight = -1;
+  };
   npu::Device& device_;
   weights::Cache& cache_;
   weights::Prefetcher* prefetcher_;
-  npu::MatmulScratch scratch_;
+  std::shared_ptr<npu::MatmulScratch> scratch_;
+  std::vector<Source> redirect_;  // by Linear::index
   std::vector<int8_t> xq_;
   std::vector<float> sa_, ytmp_;
   std::vector<int32_t> c_;

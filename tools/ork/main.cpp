@@ -17,6 +17,7 @@ const char* kUsage =
     "commands:\n"
     "  run        generate text from a prompt\n"
     "  tokenize   print the token ids of a text\n"
+    "  mem        memory a model takes: the plan before loading, then the device's counts\n"
     "  perplexity perplexity of a model over a text file (llama.cpp's convention)\n"
     "  probe      device probes: dma, stream, matmul, persist\n"
     "  convert    pack a model's weights once into an .orkpack\n"
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "run") return ork::cli::cmd_run(args);
     if (command == "tokenize") return ork::cli::cmd_tokenize(args);
+    if (command == "mem") return ork::cli::cmd_mem(args);
     if (command == "perplexity") return ork::cli::cmd_perplexity(args);
     if (command == "probe") return ork::cli::cmd_probe(args);
     if (command == "convert") return ork::cli::cmd_convert(args);

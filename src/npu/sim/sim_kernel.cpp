@@ -1,6 +1,7 @@
 #include "npu/sim/sim_kernel.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <chrono>
@@ -185,6 +186,19 @@ int SimKernel::action(uapi::Action& a) {
 
 int SimKernel::mem_create(uapi::MemCreate& c) {
   std::lock_guard lock(mutex_);
+  return create_locked(c, -1);
+}
+
+int SimKernel::import_fd(int fd, uapi::MemCreate& c) {
+  std::lock_guard lock(mutex_);
+  if (fd < 0) return EBADF;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return EBADF;
+  if (c.size == 0 || st.st_size < 0 || c.size > uint64_t(st.st_size)) return EINVAL;
+  return create_locked(c, fd);
+}
+
+int SimKernel::create_locked(uapi::MemCreate& c, int fd) {
   if (closed_) return EBADF;
   if (c.size == 0 || c.size > (uint64_t(1) << 63)) return EINVAL;
   if ((c.flags & ~kKnownMemFlags) != 0) return EINVAL;
@@ -195,10 +209,12 @@ int SimKernel::mem_create(uapi::MemCreate& c) {
   Domain& d = domain(id);
   const auto iova = d.iova.alloc(size, (c.flags & uapi::kMemIommuLimitIovaAlignment) == 0);
   if (!iova) return EFAULT;  // "failed to allocate IOVA" surfaces as EFAULT (errno 14), as measured
-  void* host = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* host = fd < 0 ? ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                      : ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (host == MAP_FAILED) {
+    const int err = errno;
     d.iova.free(*iova);
-    return ENOMEM;
+    return fd < 0 ? ENOMEM : (err == EACCES || err == EBADF ? EBADF : ENOMEM);
   }
   // Fresh anonymous memory reads as zero, which honours ZEROING without touching the pages.
   SimBuffer b;

@@ -8,7 +8,8 @@
 //   - SUBMIT validated as the driver does, then each core's tasks run through sim::execute_tasks with
 //     an address space of the ACTIVE domain only: a task that touches anything else faults (EFAULT,
 //     counted, described by describe_last_fault()).
-// Buffer memory is anonymous MAP_NORESERVE memory: creating 63 x 64 MiB x 16 domains costs address
+// Imported buffers (import_fd) map the caller's memfd/dma-buf shared, so device and caller see the
+// same bytes. Buffer memory is otherwise anonymous MAP_NORESERVE memory: creating 63 x 64 MiB x 16 domains costs address
 // space, not RAM, until pages are written.
 //
 // Thread-safe: every request holds one mutex (a submit runs to completion under it, so jobs are
@@ -78,6 +79,9 @@ class SimKernel final : public Kernel {
 
   int action(uapi::Action& a) override;
   int mem_create(uapi::MemCreate& c) override;
+  // Maps the fd (MAP_SHARED, like the driver's dma_buf_mmap) and gives it an IOVA in the domain:
+  // EBADF for an fd that cannot be mapped, EINVAL when c.size is 0 or exceeds the fd's size.
+  int import_fd(int fd, uapi::MemCreate& c) override;
   int mem_map(uapi::MemMap& m) override;
   int mem_destroy(uapi::MemDestroy& d) override;
   int mem_sync(uapi::MemSync& s) override;
@@ -119,6 +123,7 @@ class SimKernel final : public Kernel {
   SimBuffer* find_by_obj(uint64_t obj_addr);
   void release(SimBuffer& b);  // IOVA and memory; caller erases
   void account_unmapped(const SimBuffer& b);
+  int create_locked(uapi::MemCreate& c, int fd);  // fd < 0: anonymous memory
   int run_submit(uapi::Submit& s, const SimBuffer& tasks);
 
   SimOptions options_;
