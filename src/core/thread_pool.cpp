@@ -70,26 +70,19 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain,
   n_ = n;
   chunk_ = (n + chunks - 1) / chunks;
   next_.store(0, std::memory_order_relaxed);
-  error_ = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    pending_ = n_threads_ - 1;
-    ++generation_;
-  }
-  wake_.notify_all();
-  execute(0);
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return pending_ == 0; });
-  }
+  dispatch();
   body_ = nullptr;
-  if (error_) std::rethrow_exception(error_);
 }
 
 void ThreadPool::run(const std::function<void(int, int)>& fn) {
   std::lock_guard<std::mutex> call(call_mutex_);
   body_ = nullptr;
   per_thread_ = &fn;
+  dispatch();
+  per_thread_ = nullptr;
+}
+
+void ThreadPool::dispatch() {
   error_ = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -102,7 +95,6 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [&] { return pending_ == 0; });
   }
-  per_thread_ = nullptr;
   if (error_) std::rethrow_exception(error_);
 }
 

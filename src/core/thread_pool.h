@@ -35,6 +35,9 @@ class ThreadPool {
 
  private:
   void worker_main(int index);
+  // Wakes the workers for the loop set up in body_/per_thread_, runs index 0 on the caller, waits
+  // for all, rethrows the first exception. Caller holds call_mutex_.
+  void dispatch();
   void execute(int index);
 
   const int n_threads_;

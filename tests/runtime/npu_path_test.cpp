@@ -6,6 +6,7 @@
 
 #include "gen_model/gen_model.h"
 #include "model/temp_dir.h"
+#include "model/test_models.h"
 #include "runtime/context.h"
 #include "runtime/engine.h"
 #include "runtime/generator.h"
@@ -17,14 +18,7 @@ namespace {
 class NpuPath : public ::testing::Test {
  protected:
   void SetUp() override {
-    gen::ModelSpec s;
-    s.n_embd = 256;
-    s.n_ff = 512;
-    s.n_layer = 4;
-    s.n_vocab = 512;
-    s.n_head = 4;
-    s.n_head_kv = 2;
-    s.weight_type = quant::Type::Q8_0;
+    const gen::ModelSpec s = testing::small_q8_model();
     gen::write_model(s, dir_.file("m.gguf"));
   }
   EngineOptions options(const std::string& device, uint32_t domains) {

@@ -5,6 +5,7 @@
 #include "gen_model/gen_model.h"
 #include "model/model.h"
 #include "model/temp_dir.h"
+#include "model/test_models.h"
 #include "npu/device.h"
 #include "npu/sim/sim_kernel.h"
 #include "weights/cache.h"
@@ -18,14 +19,7 @@ namespace {
 // model reloads): residency stays within the budget and every byte of IOVA comes back.
 TEST(Soak, TenGigabytesThroughASmallWindowWithoutLeaks) {
   testing::TempDir dir;
-  gen::ModelSpec s;
-  s.n_embd = 256;
-  s.n_ff = 512;
-  s.n_layer = 4;
-  s.n_vocab = 512;
-  s.n_head = 4;
-  s.n_head_kv = 2;
-  s.weight_type = quant::Type::Q8_0;
+  const gen::ModelSpec s = testing::small_q8_model();
   gen::write_model(s, dir.file("m.gguf"));
   const auto model = model::Model::load(dir.file("m.gguf"));
   Store store(*model, StoreOptions{dir.file("m.orkpack")});

@@ -10,32 +10,13 @@
 
 #include "gen_model/gen_model.h"
 #include "model/temp_dir.h"
+#include "tools/run_ork.h"
 
 namespace ork {
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-// Runs `ork ARGS` with a shell; captures stdout and stderr separately.
-Result run_ork(const std::string& args, const testing::TempDir& dir) {
-  const std::string err_file = dir.file("stderr.txt");
-  const std::string cmd = std::string(ORK_BINARY_DIR) + "/ork " + args + " 2>" + err_file;
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  std::ifstream e(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(e), std::istreambuf_iterator<char>());
-  return r;
-}
+using Result = testing::OrkResult;
+using testing::run_ork;
 
 int count_lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
 

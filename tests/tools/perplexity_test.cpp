@@ -14,31 +14,17 @@
 #include "gen_model/gen_model.h"
 #include "gen_model/vocab.h"
 #include "model/temp_dir.h"
+#include "tools/run_ork.h"
 #include "runtime/context.h"
 #include "runtime/engine.h"
 
 namespace ork {
 namespace {
 
-struct CmdResult {
-  int status = -1;
-  std::string out, err;
-};
+using CmdResult = testing::OrkResult;
 
 CmdResult ork_cmd(const std::string& args, const testing::TempDir& dir) {
-  const std::string err_file = dir.file("stderr.txt");
-  const std::string cmd = std::string(ORK_BINARY_DIR) + "/ork " + args + " 2>" + err_file;
-  CmdResult r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  std::ifstream e(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(e), std::istreambuf_iterator<char>());
-  return r;
+  return testing::run_ork(args, dir);
 }
 
 // The number after "key": in a one-line JSON object (NaN when absent).

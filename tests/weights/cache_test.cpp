@@ -7,6 +7,7 @@
 #include "gen_model/gen_model.h"
 #include "model/model.h"
 #include "model/temp_dir.h"
+#include "model/test_models.h"
 #include "npu/device.h"
 #include "npu/sim/sim_kernel.h"
 #include "weights/cache.h"
@@ -20,14 +21,7 @@ namespace {
 class CacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    gen::ModelSpec s;
-    s.n_embd = 256;
-    s.n_ff = 512;
-    s.n_layer = 4;
-    s.n_vocab = 512;
-    s.n_head = 4;
-    s.n_head_kv = 2;
-    s.weight_type = quant::Type::Q8_0;
+    const gen::ModelSpec s = testing::small_q8_model();
     gen::write_model(s, dir_.file("m.gguf"));
     model_ = model::Model::load(dir_.file("m.gguf"));
     store_ = std::make_unique<Store>(*model_, StoreOptions{});

@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "device_flags.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/timer.h"
@@ -105,11 +106,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     return 0;
   }
   if (args.has("--verbose")) log::set_verbose(true);
-  runtime::EngineOptions eo;
-  eo.model_path = args.get_or("--model", default_model_path());
-  eo.device = args.get_or("--device", "cpu");
-  eo.threads = int(args.get_int("--threads", 0, 1, 1024));
-  eo.exact = args.has("--exact");
+  runtime::EngineOptions eo = engine_options(args, "cpu");
   const int64_t n_prompt = args.get_int("--n-prompt", 128, 0, int64_t(1) << 20);
   const int64_t n_gen = args.get_int("--n-gen", 64, 0, int64_t(1) << 20);
   const int reps = int(args.get_int("--repetitions", 5, 1, 10000));

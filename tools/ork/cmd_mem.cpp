@@ -54,18 +54,7 @@ int cmd_mem(const std::vector<std::string>& argv) {
     return 0;
   }
   if (args.has("--verbose")) log::set_verbose(true);
-  runtime::EngineOptions eo;
-  eo.model_path = args.get_or("--model", default_model_path());
-  eo.npu = device_options(args, "auto");
-  eo.device = eo.npu.kind;
-  try {
-    eo.residency = weights::parse_residency(args.get_or("--residency", "auto"));
-  } catch (const Error& e) {
-    throw UsageError{std::string("--residency: ") + e.what()};
-  }
-  eo.wcache_budget_bytes = uint64_t(args.get_int("--wcache-budget-mb",
-                                                 env_int("ORK_WCACHE_BUDGET_MB", 3072, 1, 1 << 20),
-                                                 1, 1 << 20)) << 20;
+  runtime::EngineOptions eo = engine_options(args, "auto");
   const int64_t n_ctx = args.get_int("--ctx", 0, 1, int64_t(1) << 24);
   const bool json = args.has("--json");
 

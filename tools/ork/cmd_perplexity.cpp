@@ -46,15 +46,6 @@ const std::vector<OptionSpec> kPerplexityOptions = {
     {{"-h", "--help"}, false, "this help"},
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  ORK_CHECK(in.good(), path, ": cannot open");
-  std::ostringstream s;
-  s << in.rdbuf();
-  ORK_CHECK(!in.bad(), path, ": read error");
-  return s.str();
-}
-
 // −log softmax(logits)[target], in double.
 double token_nll(const float* logits, int64_t n_vocab, int32_t target) {
   const float mx = *std::max_element(logits, logits + n_vocab);
@@ -93,14 +84,9 @@ int cmd_perplexity(const std::vector<std::string>& argv) {
   const int64_t max_chunks = args.get_int("--chunks", -1, 1, int64_t(1) << 40);
   const bool json = args.has("--json");
 
-  runtime::EngineOptions eo;
-  eo.model_path = args.get_or("--model", default_model_path());
-  eo.npu = device_options(args, "cpu");
-  eo.device = eo.npu.kind;
-  eo.cpu_int8 = args.has("--cpu-int8");
-  eo.threads = int(args.get_int("--threads", 0, 1, 1024));
+  runtime::EngineOptions eo = engine_options(args, "cpu");
   const std::string path = *args.get("--file");
-  const std::string text = read_text(path);
+  const std::string text = read_text_file(path);
 
   runtime::Engine engine(eo);
   const model::Tokenizer& tok = engine.model().tokenizer();

@@ -81,23 +81,7 @@ int cmd_run(const std::vector<std::string>& argv) {
     throw UsageError{"give exactly one of -p/--prompt and --prompt-tokens"};
   }
 
-  runtime::EngineOptions eo;
-  eo.model_path = args.get_or("--model", default_model_path());
-  eo.npu = device_options(args, "auto");
-  eo.device = eo.npu.kind;
-  eo.cpu_int8 = args.has("--cpu-int8");
-  eo.exact = args.has("--exact");
-  try {
-    eo.residency = weights::parse_residency(args.get_or("--residency", "auto"));
-  } catch (const Error& e) {
-    throw UsageError{std::string("--residency: ") + e.what()};
-  }
-  eo.wcache_budget_bytes = uint64_t(args.get_int("--wcache-budget-mb",
-                                                 env_int("ORK_WCACHE_BUDGET_MB", 3072, 1, 1 << 20),
-                                                 1, 1 << 20)) << 20;
-  eo.persist_path = args.get_or("--persist", env_string("ORK_PERSIST").value_or(""));
-  eo.evict_src = args.has("--evict-src") || env_flag("ORK_EVICT_SRC", false);
-  eo.threads = int(args.get_int("--threads", 0, 1, 1024));
+  runtime::EngineOptions eo = engine_options(args, "auto");
   const int64_t n_ctx = args.get_int("--ctx", 0, 1, int64_t(1) << 24);
   int64_t n_predict = args.get_int("--n-predict", 128, -1, int64_t(1) << 24);
 

@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "device_flags.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "model/model.h"
@@ -24,15 +25,6 @@ const std::vector<OptionSpec> kTokenizeOptions = {
     {{"--json"}, false, "print {\"tokens\":[...]}"},
     {{"-h", "--help"}, false, "this help"},
 };
-
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  ORK_CHECK(in.good(), path, ": cannot open");
-  std::ostringstream s;
-  s << in.rdbuf();
-  ORK_CHECK(!in.bad(), path, ": read error");
-  return s.str();
-}
 
 }  // namespace
 

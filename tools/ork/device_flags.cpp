@@ -1,5 +1,12 @@
 #include "device_flags.h"
 
+#include <fstream>
+#include <sstream>
+
+#include "commands.h"
+#include "core/env.h"
+#include "core/error.h"
+
 namespace ork::cli {
 
 const std::vector<OptionSpec> kSimOptions = {
@@ -16,6 +23,36 @@ npu::DeviceOptions device_options(const Args& args, const std::string& def) {
   o.sim_domains = uint32_t(args.get_int("--sim-domains", o.sim_domains, 1, 16));
   o.sim_cores = uint32_t(args.get_int("--sim-cores", o.sim_cores, 1, 3));
   return o;
+}
+
+runtime::EngineOptions engine_options(const Args& args, const std::string& device_def) {
+  runtime::EngineOptions eo;
+  eo.model_path = args.get_or("--model", default_model_path());
+  eo.npu = device_options(args, device_def);
+  eo.device = eo.npu.kind;
+  eo.threads = int(args.get_int("--threads", 0, 1, 1024));
+  eo.cpu_int8 = args.has("--cpu-int8");
+  eo.exact = args.has("--exact");
+  try {
+    eo.residency = weights::parse_residency(args.get_or("--residency", "auto"));
+  } catch (const Error& e) {
+    throw UsageError{std::string("--residency: ") + e.what()};
+  }
+  eo.wcache_budget_bytes = uint64_t(args.get_int("--wcache-budget-mb",
+                                                 env_int("ORK_WCACHE_BUDGET_MB", 3072, 1, 1 << 20),
+                                                 1, 1 << 20)) << 20;
+  eo.persist_path = args.get_or("--persist", env_string("ORK_PERSIST").value_or(""));
+  eo.evict_src = args.has("--evict-src") || env_flag("ORK_EVICT_SRC", false);
+  return eo;
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  ORK_CHECK(in.good(), path, ": cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  ORK_CHECK(!in.bad(), path, ": read error");
+  return s.str();
 }
 
 }  // namespace ork::cli
