@@ -58,12 +58,6 @@ RunResult generate(const runtime::EngineOptions& o, const std::vector<int32_t>& 
   return r;
 }
 
-void tokens_json(JsonWriter& j, const std::vector<int32_t>& t) {
-  j.begin_array();
-  for (int32_t id : t) j.value(int64_t(id));
-  j.end_array();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -69,6 +69,16 @@ typedef struct ork_model_options {
    * are ignored). The other model's memory lives at least as long as this one. */
   ork_model* share_scratch_with; /* one device scratch for both (models that run one after another) */
   ork_model* share_weights_with; /* reuse its resident copy of every weight with identical bytes */
+  /* "Allocate outside" (npu/sim, resident plans): the weights' device memory from the caller, one
+   * fd (a dma-buf; a memfd on the simulator) per domain the plan uses: weight_mem_fds[d] holding
+   * weight_mem_sizes[d] bytes, at least ork_query_plan's domains[d].weight_bytes (else
+   * ORK_ERR_BUFFER_TOO_SMALL). Each is imported into its domain and the packed weights are placed in
+   * it; ork allocates no weight buffer. The caller keeps the fds (the memory must stay until the
+   * model is freed). n_weight_mem 0: ork allocates. A streaming plan or a count other than the
+   * plan's domains: ORK_ERR_INVALID_ARG. */
+  const int* weight_mem_fds;
+  const uint64_t* weight_mem_sizes;
+  uint32_t n_weight_mem;
 } ork_model_options;
 
 /* Fills *opts with the defaults (all zero/NULL). */
@@ -182,10 +192,18 @@ typedef struct ork_mem_info {
   uint64_t sram_bytes;            /* 0: SRAM is not used */
   uint32_t n_domains;             /* entries of domains[] that are meaningful */
   ork_mem_domain domains[ORK_MAX_DOMAINS];
+  uint64_t weight_external_bytes; /* caller memory holding the weights (weight_mem_fds), imported */
 } ork_mem_info;
 
 /* Memory of a model, or of a context and its model: give one of model or ctx (the other NULL). */
 int ork_query_mem(const ork_model* model, const ork_context* ctx, ork_mem_info* out);
+/* What loading `path` with `opts` (NULL: defaults) would take, before loading it (nothing is
+ * allocated on the device): the plan. Fills weight_bytes, internal_device_bytes, and for one context
+ * of n_ctx tokens (0: the model's, at most 4096) kv_cache_bytes, scratch_host_bytes (a batch of 128
+ * tokens) and internal_bytes; total_dma_bytes (the plan's device bytes); n_domains = the domains the
+ * plan uses, each with weight_bytes (resident plans; the size weight_mem_fds[d] must have) and
+ * internal_bytes. Sharing options are not taken into account. */
+int ork_query_plan(const char* path, const ork_model_options* opts, int64_t n_ctx, ork_mem_info* out);
 
 /* ---- External memory (zero-copy I/O) ------------------------------------------------------------ */
 
@@ -201,6 +219,18 @@ int ork_mem_free(ork_mem* mem);
  * n_vocab floats there, else ORK_ERR_BUFFER_TOO_SMALL) with no copy. mem NULL: back to the
  * context's own buffer. */
 int ork_context_set_logits(ork_context* ctx, ork_mem* mem, uint64_t offset);
+
+/* ---- Input embeddings (zero-copy input) ---------------------------------------------------------- */
+
+/* The model's input embeddings of n tokens (its token_embd rows, as f32): out [n][n_embd], capacity
+ * floats (ORK_ERR_BUFFER_TOO_SMALL when short). Tokens outside the vocabulary: ORK_ERR_INVALID_ARG. */
+int ork_embed_tokens(const ork_model* model, const int32_t* tokens, int64_t n, float* out, uint64_t capacity);
+/* Like ork_eval, but from n_tokens input embeddings [n_tokens][n_embd] (f32, row-major) at byte
+ * `offset` of `mem` instead of token ids. The forward pass reads them in place (no copy into ork's
+ * buffers), so they must not change until the call returns. offset must be 4-byte aligned; when the
+ * embeddings do not fit in mem past offset: ORK_ERR_BUFFER_TOO_SMALL. */
+int ork_eval_embd(ork_context* ctx, const ork_mem* mem, uint64_t offset, int64_t n_tokens,
+                  const float** logits);
 
 #ifdef __cplusplus
 }

@@ -108,6 +108,10 @@ void check_model_alive(const ContextObj& c);
 
 void set_last_error(const std::string& message);
 
+// The runtime options for loading `path` with `opts` (NULL: defaults), sharing aside; bad values are
+// ORK_ERR_INVALID_ARG (StatusError).
+runtime::EngineOptions engine_options(const char* path, const ork_model_options* opts);
+
 // Runs f (returning an ork_status), turning exceptions into a status and the thread's last error:
 // StatusError → its status; npu::AllocError → ORK_ERR_DEVICE; other ork::Error → `error_status`;
 // std::bad_alloc → ORK_ERR_OUT_OF_MEMORY; anything else → ORK_ERR_INTERNAL.

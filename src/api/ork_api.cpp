@@ -46,6 +46,46 @@ ContextObj::~ContextObj() {
   ctx.reset();  // before the model (its Engine) goes
 }
 
+runtime::EngineOptions engine_options(const char* path, const ork_model_options* opts) {
+  if (path == nullptr) fail_status(ORK_ERR_INVALID_ARG, "path is NULL");
+  ork_model_options o;
+  ork_model_options_init(&o);
+  if (opts != nullptr) o = *opts;
+  runtime::EngineOptions eo;
+  eo.model_path = path;
+  eo.device = o.device != nullptr ? o.device : "auto";
+  if (eo.device != "cpu" && eo.device != "npu" && eo.device != "sim" && eo.device != "auto") {
+    fail_status(ORK_ERR_INVALID_ARG, "device '", eo.device, "' is not one of cpu, npu, sim, auto");
+  }
+  try {
+    eo.residency = weights::parse_residency(o.residency != nullptr ? o.residency : "auto");
+  } catch (const Error& e) {
+    fail_status(ORK_ERR_INVALID_ARG, "residency: ", e.what());
+  }
+  if (o.threads < 0 || o.threads > 1024) fail_status(ORK_ERR_INVALID_ARG, "threads ", o.threads, " is out of [0, 1024]");
+  eo.threads = o.threads;
+  eo.cpu_int8 = o.cpu_int8 != 0;
+  if (o.wcache_budget_bytes != 0) eo.wcache_budget_bytes = o.wcache_budget_bytes;
+  if (o.persist_path != nullptr) eo.persist_path = o.persist_path;
+  eo.npu = npu::DeviceOptions{};
+  if (o.sim_window_bytes != 0) eo.npu.sim_window_bytes = o.sim_window_bytes;
+  if (o.sim_domains != 0) eo.npu.sim_domains = o.sim_domains;
+  if (o.sim_cores != 0) eo.npu.sim_cores = o.sim_cores;
+  if (o.n_weight_mem > 0) {
+    if (o.weight_mem_fds == nullptr || o.weight_mem_sizes == nullptr) {
+      fail_status(ORK_ERR_INVALID_ARG, "n_weight_mem is ", o.n_weight_mem, " but weight_mem_fds or weight_mem_sizes is NULL");
+    }
+    if (o.n_weight_mem > ORK_MAX_DOMAINS) {
+      fail_status(ORK_ERR_INVALID_ARG, "n_weight_mem ", o.n_weight_mem, " exceeds ", ORK_MAX_DOMAINS, " domains");
+    }
+    for (uint32_t d = 0; d < o.n_weight_mem; ++d) {
+      if (o.weight_mem_fds[d] < 0) fail_status(ORK_ERR_INVALID_ARG, "weight_mem_fds[", d, "] is ", o.weight_mem_fds[d]);
+      eo.weight_mem.push_back({o.weight_mem_fds[d], o.weight_mem_sizes[d]});
+    }
+  }
+  return eo;
+}
+
 void check_model_alive(const ContextObj& c) {
   if (c.model->freed) {
     fail_status(ORK_ERR_MODEL_FREED, "the context's model was freed (ork_model_free): free the context too");
@@ -123,31 +163,11 @@ void ork_model_options_init(ork_model_options* opts) {
 
 int ork_model_load(const char* path, const ork_model_options* opts, ork_model** out) {
   return guard(ORK_ERR_LOAD, [&] {
-    require(path, "path");
     require(out, "out");
+    runtime::EngineOptions eo = engine_options(path, opts);
     ork_model_options o;
     ork_model_options_init(&o);
     if (opts != nullptr) o = *opts;
-    runtime::EngineOptions eo;
-    eo.model_path = path;
-    eo.device = o.device != nullptr ? o.device : "auto";
-    if (eo.device != "cpu" && eo.device != "npu" && eo.device != "sim" && eo.device != "auto") {
-      fail_status(ORK_ERR_INVALID_ARG, "device '", eo.device, "' is not one of cpu, npu, sim, auto");
-    }
-    try {
-      eo.residency = weights::parse_residency(o.residency != nullptr ? o.residency : "auto");
-    } catch (const Error& e) {
-      fail_status(ORK_ERR_INVALID_ARG, "residency: ", e.what());
-    }
-    if (o.threads < 0 || o.threads > 1024) fail_status(ORK_ERR_INVALID_ARG, "threads ", o.threads, " is out of [0, 1024]");
-    eo.threads = o.threads;
-    eo.cpu_int8 = o.cpu_int8 != 0;
-    if (o.wcache_budget_bytes != 0) eo.wcache_budget_bytes = o.wcache_budget_bytes;
-    if (o.persist_path != nullptr) eo.persist_path = o.persist_path;
-    eo.npu = npu::DeviceOptions{};
-    if (o.sim_window_bytes != 0) eo.npu.sim_window_bytes = o.sim_window_bytes;
-    if (o.sim_domains != 0) eo.npu.sim_domains = o.sim_domains;
-    if (o.sim_cores != 0) eo.npu.sim_cores = o.sim_cores;
     auto obj = std::make_shared<ModelObj>();
     if (o.share_scratch_with != nullptr) {
       obj->shares_scratch = models().get(o.share_scratch_with, "share_scratch_with");
@@ -168,6 +188,8 @@ int ork_model_load(const char* path, const ork_model_options* opts, ork_model** 
       obj->engine = std::make_unique<runtime::Engine>(eo);
     } catch (const npu::AllocError&) {
       throw;
+    } catch (const runtime::WeightMemError& e) {
+      fail_status(e.needed() > 0 ? ORK_ERR_BUFFER_TOO_SMALL : ORK_ERR_INVALID_ARG, e.what());
     } catch (const Error& e) {
       // Device trouble (no NPU, no room) versus a bad file: the message says which; the status
       // follows where it was thrown from.
@@ -339,6 +361,31 @@ int ork_eval(ork_context* ctx, const int32_t* tokens, int64_t n, const float** l
       result = rc.eval(std::vector<int32_t>(tokens, tokens + n));
     }
     if (logits != nullptr) *logits = result;
+    return ORK_OK;
+  });
+}
+
+int ork_embed_tokens(const ork_model* model, const int32_t* tokens, int64_t n, float* out, uint64_t capacity) {
+  return guard(ORK_ERR_INVALID_ARG, [&] {
+    auto m = models().get(model, "model");
+    if (n <= 0) fail_status(ORK_ERR_INVALID_ARG, "embed: n_tokens is ", n, ", must be > 0");
+    require(tokens, "tokens");
+    require(out, "out");
+    const model::Model& md = m->engine->model();
+    const model::Config& c = md.config();
+    for (int64_t i = 0; i < n; ++i) {
+      if (tokens[i] < 0 || tokens[i] >= c.n_vocab) {
+        fail_status(ORK_ERR_INVALID_ARG, "token ", i, " is ", tokens[i], ", outside the vocabulary [0, ", c.n_vocab, ")");
+      }
+    }
+    uint64_t need = 0;
+    if (__builtin_mul_overflow(uint64_t(n), uint64_t(c.n_embd), &need)) {
+      fail_status(ORK_ERR_INVALID_ARG, "embed: ", n, " × ", c.n_embd, " floats overflow");
+    }
+    if (capacity < need) {
+      fail_status(ORK_ERR_BUFFER_TOO_SMALL, "embed: the buffer holds ", capacity, " floats, ", need, " are needed");
+    }
+    model::Forward::embed_tokens(c, md.weights(), tokens, n, out);
     return ORK_OK;
   });
 }

@@ -20,6 +20,7 @@ void fill_model(const runtime::Engine& e, ork_mem_info& info) {
   info.internal_device_bytes = m.scratch_bytes;
   // A scratch of its own would take scratch_own_need; shared, this model adds only what it grew.
   info.internal_shared_saving = m.scratch_shared && m.scratch_own_need > 0 ? m.scratch_own_need : 0;
+  info.weight_external_bytes = m.weight_external_bytes;
   const npu::Device* dev = e.device();
   if (dev == nullptr) return;
   const npu::Counters c = dev->counters();
@@ -63,6 +64,29 @@ int ork_query_mem(const ork_model* model, const ork_context* ctx, ork_mem_info* 
       info.io_external_bytes = c->logits_mem ? uint64_t(c->ctx->n_vocab()) * sizeof(float) : 0;
       info.internal_bytes = info.internal_device_bytes + cm.kv_bytes + cm.scratch_bytes;
     }
+    *out = info;
+    return ORK_OK;
+  });
+}
+
+int ork_query_plan(const char* path, const ork_model_options* opts, int64_t n_ctx, ork_mem_info* out) {
+  return guard(ORK_ERR_LOAD, [&] {
+    if (out == nullptr) fail_status(ORK_ERR_INVALID_ARG, "out is NULL");
+    if (n_ctx < 0 || n_ctx > (int64_t(1) << 24)) fail_status(ORK_ERR_INVALID_ARG, "n_ctx ", n_ctx, " is out of [0, 2^24]");
+    const runtime::MemoryPlan p = runtime::plan_memory(engine_options(path, opts), n_ctx);
+    ork_mem_info info{};
+    info.n_domains = std::min<uint32_t>(p.domains_used, ORK_MAX_DOMAINS);
+    for (uint32_t d = 0; d < info.n_domains; ++d) {
+      info.domains[d].weight_bytes = d < p.weight_device_bytes.size() ? p.weight_device_bytes[d] : 0;
+      info.domains[d].internal_bytes = d < p.scratch_device_bytes.size() ? p.scratch_device_bytes[d] : 0;
+      info.weight_bytes += info.domains[d].weight_bytes;
+      info.internal_device_bytes += info.domains[d].internal_bytes;
+    }
+    if (p.mode == "none") info.weight_bytes = p.model_file_bytes;  // cpu: the mapped file
+    info.kv_cache_bytes = p.kv_cache_bytes;
+    info.scratch_host_bytes = p.host_scratch_bytes;
+    info.internal_bytes = info.internal_device_bytes + p.kv_cache_bytes + p.host_scratch_bytes;
+    info.total_dma_bytes = p.dma_bytes;
     *out = info;
     return ORK_OK;
   });
@@ -136,6 +160,43 @@ int ork_context_set_logits(ork_context* ctx, ork_mem* mem, uint64_t offset) {
     c->logits_mem = m;
     c->logits_offset = m ? offset : 0;
     if (m) m->users++;
+    return ORK_OK;
+  });
+}
+
+int ork_eval_embd(ork_context* ctx, const ork_mem* mem, uint64_t offset, int64_t n_tokens, const float** logits) {
+  return guard(ORK_ERR_INTERNAL, [&] {
+    auto c = contexts().get(ctx, "context");
+    auto m = mems().get(mem, "mem");
+    check_model_alive(*c);
+    std::lock_guard lock(c->mutex);
+    runtime::Context& rc = *c->ctx;
+    if (n_tokens <= 0) fail_status(ORK_ERR_INVALID_ARG, "eval_embd: n_tokens is ", n_tokens, ", must be > 0");
+    if (n_tokens > rc.n_ctx() - rc.n_past()) {
+      fail_status(ORK_ERR_CONTEXT_FULL, "context full: ", rc.n_past(), " + ", n_tokens,
+                  " tokens exceed the context of ", rc.n_ctx(), " tokens");
+    }
+    const uint64_t n_embd = uint64_t(rc.engine().model().config().n_embd);
+    uint64_t need = 0;
+    if (__builtin_mul_overflow(uint64_t(n_tokens), n_embd * sizeof(float), &need)) {
+      fail_status(ORK_ERR_INVALID_ARG, "eval_embd: ", n_tokens, " × ", n_embd, " floats overflow");
+    }
+    if (offset % alignof(float) != 0) {
+      fail_status(ORK_ERR_INVALID_ARG, "embeddings offset ", offset, " is not 4-byte aligned");
+    }
+    if (offset > m->size || m->size - offset < need) {
+      fail_status(ORK_ERR_BUFFER_TOO_SMALL, "embeddings of ", n_tokens, " tokens need ", need, " bytes at offset ",
+                  offset, " of a ", m->size, "-byte memory");
+    }
+    const auto* embd = reinterpret_cast<const float*>(static_cast<const uint8_t*>(m->host) + offset);
+    const float* result = nullptr;
+    if (c->logits_mem) {
+      float* target = reinterpret_cast<float*>(static_cast<uint8_t*>(c->logits_mem->host) + c->logits_offset);
+      result = rc.eval_embd(embd, n_tokens, false, target, uint64_t(rc.n_vocab()));
+    } else {
+      result = rc.eval_embd(embd, n_tokens);
+    }
+    if (logits != nullptr) *logits = result;
     return ORK_OK;
   });
 }

@@ -34,14 +34,16 @@ void Forward::ensure_scratch(int64_t n) {
   capacity_ = n;
 }
 
-void Forward::embed(const int32_t* tokens, int64_t n) {
-  const gguf::TensorInfo& t = *w_.token_embd;
+void Forward::embed_tokens(const Config& config, const Weights& weights, const int32_t* tokens,
+                           int64_t n, float* out) {
+  ORK_CHECK(n >= 0 && (n == 0 || (tokens != nullptr && out != nullptr)), "embed: null tokens or output");
+  const gguf::TensorInfo& t = *weights.token_embd;
   const auto& tr = quant::traits(t.type);
-  const int64_t row = quant::row_bytes(t.type, c_.n_embd);
+  const int64_t row = quant::row_bytes(t.type, config.n_embd);
   for (int64_t i = 0; i < n; ++i) {
-    ORK_CHECK(tokens[i] >= 0 && tokens[i] < c_.n_vocab, "token id ", tokens[i],
-              " is outside the vocabulary [0, ", c_.n_vocab, ")");
-    tr.decode(t.data + tokens[i] * row, x_.data() + i * c_.n_embd, c_.n_embd);
+    ORK_CHECK(tokens[i] >= 0 && tokens[i] < config.n_vocab, "token id ", tokens[i],
+              " is outside the vocabulary [0, ", config.n_vocab, ")");
+    tr.decode(t.data + tokens[i] * row, out + i * config.n_embd, config.n_embd);
   }
 }
 
@@ -55,12 +57,12 @@ void Forward::linear(const Linear& w, const float* x, int64_t n, float* y) {
   }
 }
 
-void Forward::layer(KvCache& cache, int64_t il, int64_t n, int64_t pos0) {
+void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, int64_t pos0) {
   const LayerWeights& l = w_.layers[size_t(il)];
   const int64_t E = c_.n_embd, Q = c_.q_dim(), KV = c_.kv_dim(), D = c_.head_dim;
 
   for (int64_t i = 0; i < n; ++i) {
-    ops::rmsnorm(x_.data() + i * E, l.attn_norm, E, c_.rms_eps, h_.data() + i * E);
+    ops::rmsnorm(x_in + i * E, l.attn_norm, E, c_.rms_eps, h_.data() + i * E);
   }
   linear(l.wq, h_.data(), n, q_.data());
   linear(l.wk, h_.data(), n, k_.data());
@@ -88,7 +90,8 @@ void Forward::layer(KvCache& cache, int64_t il, int64_t n, int64_t pos0) {
   ops::attention(pool_, q_.data(), n, pos0, c_.n_head, c_.n_head_kv, D, cache.k(il), cache.v(il),
                  attn_.data());
   linear(l.wo, attn_.data(), n, h_.data());
-  for (int64_t i = 0; i < n * E; ++i) x_[size_t(i)] += h_[size_t(i)];
+  // x_in is x_ itself, or (layer 0 of eval_embd) the caller's embeddings: same sums either way.
+  for (int64_t i = 0; i < n * E; ++i) x_[size_t(i)] = x_in[i] + h_[size_t(i)];
 
   for (int64_t i = 0; i < n; ++i) {
     ops::rmsnorm(x_.data() + i * E, l.ffn_norm, E, c_.rms_eps, h_.data() + i * E);
@@ -100,14 +103,32 @@ void Forward::layer(KvCache& cache, int64_t il, int64_t n, int64_t pos0) {
   for (int64_t i = 0; i < n * E; ++i) x_[size_t(i)] += h_[size_t(i)];
 }
 
+void Forward::check_positions(const KvCache& cache, int64_t n, int64_t pos0) const {
+  ORK_CHECK(n >= 1, "eval: no tokens");
+  ORK_CHECK(pos0 >= 0 && pos0 <= cache.n_ctx() && n <= cache.n_ctx() - pos0, "eval: positions ", pos0, "..",
+            pos0 + n - 1, " exceed the context of ", cache.n_ctx(), " tokens");
+}
+
 void Forward::eval(KvCache& cache, const int32_t* tokens, int64_t n, int64_t pos0,
                    bool all_logits, float* logits) {
-  ORK_CHECK(n >= 1, "eval: no tokens");
-  ORK_CHECK(pos0 >= 0 && pos0 + n <= cache.n_ctx(), "eval: positions ", pos0, "..", pos0 + n - 1,
-            " exceed the context of ", cache.n_ctx(), " tokens");
+  check_positions(cache, n, pos0);
+  ORK_CHECK(tokens != nullptr, "eval: null tokens");
   ensure_scratch(n);
-  embed(tokens, n);
-  for (int64_t il = 0; il < c_.n_layer; ++il) layer(cache, il, n, pos0);
+  embed_tokens(c_, w_, tokens, n, x_.data());
+  run(cache, x_.data(), n, pos0, all_logits, logits);
+}
+
+void Forward::eval_embd(KvCache& cache, const float* embd, int64_t n, int64_t pos0, bool all_logits,
+                        float* logits) {
+  check_positions(cache, n, pos0);
+  ORK_CHECK(embd != nullptr, "eval: null input embeddings");
+  ensure_scratch(n);
+  run(cache, embd, n, pos0, all_logits, logits);
+}
+
+void Forward::run(KvCache& cache, const float* x0, int64_t n, int64_t pos0, bool all_logits,
+                  float* logits) {
+  for (int64_t il = 0; il < c_.n_layer; ++il) layer(cache, il, il == 0 ? x0 : x_.data(), n, pos0);
 
   const int64_t E = c_.n_embd;
   const int64_t first = all_logits ? 0 : n - 1;

@@ -34,14 +34,29 @@ class Forward {
   void eval(KvCache& cache, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits,
             float* logits);
 
+  // The same pass from input embeddings embd [n][n_embd] (row-major f32) instead of token ids.
+  // embd is read in place, not copied: the first layer's norm and residual add read it directly,
+  // so it must stay valid and unchanged for the whole call. Throws ork::Error for a null embd or
+  // positions past the cache.
+  void eval_embd(KvCache& cache, const float* embd, int64_t n, int64_t pos0, bool all_logits,
+                 float* logits);
+
+  // The token-embedding lookup eval() starts with: out [n][n_embd] (f32) = rows of token_embd.
+  // Throws ork::Error for a token id outside the vocabulary. Thread-safe (reads the weights only).
+  static void embed_tokens(const Config& config, const Weights& weights, const int32_t* tokens,
+                           int64_t n, float* out);
+
   // Scratch bytes for a batch of n tokens (what eval allocates besides the KV cache).
   uint64_t scratch_bytes(int64_t n) const;
 
  private:
   void ensure_scratch(int64_t n);
-  void embed(const int32_t* tokens, int64_t n);
+  void check_positions(const KvCache& cache, int64_t n, int64_t pos0) const;
+  // The layers and the output head; the residual stream enters as `x0` [n][n_embd] (x_ or the
+  // caller's embeddings, read by layer 0 only) and lives in x_ from layer 0's first residual add on.
+  void run(KvCache& cache, const float* x0, int64_t n, int64_t pos0, bool all_logits, float* logits);
   void linear(const Linear& w, const float* x, int64_t n, float* y);
-  void layer(KvCache& cache, int64_t il, int64_t n, int64_t pos0);
+  void layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, int64_t pos0);
 
   const Config& c_;
   const Weights& w_;

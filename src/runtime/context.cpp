@@ -20,13 +20,17 @@ Context::Context(Engine& engine, int64_t n_ctx)
              engine.model().config().kv_dim()),
       forward_(engine.model().config(), engine.model().weights(), engine.backend(), engine.pool()) {}
 
-void Context::run(const int32_t* tokens, int64_t n, bool all, float* out) {
-  ORK_CHECK(tokens != nullptr && n > 0, "eval: no tokens");
+void Context::run(const int32_t* tokens, const float* embd, int64_t n, bool all, float* out) {
+  ORK_CHECK((tokens != nullptr || embd != nullptr) && n > 0, "eval: no tokens");
   ORK_CHECK(n <= n_ctx() - n_past_, "context full: ", n_past_, " + ", n, " tokens exceed the context of ",
             n_ctx(), " tokens");
   {
     std::lock_guard lock(engine_.forward_mutex());
-    forward_.eval(cache_, tokens, n, n_past_, all, out);
+    if (tokens != nullptr) {
+      forward_.eval(cache_, tokens, n, n_past_, all, out);
+    } else {
+      forward_.eval_embd(cache_, embd, n, n_past_, all, out);
+    }
   }
   max_batch_ = std::max(max_batch_, n);
   n_past_ += n;
@@ -35,7 +39,7 @@ void Context::run(const int32_t* tokens, int64_t n, bool all, float* out) {
 const float* Context::eval(const std::vector<int32_t>& tokens) {
   ORK_CHECK(!tokens.empty(), "eval: no tokens");
   logits_.resize(size_t(n_vocab()));
-  run(tokens.data(), int64_t(tokens.size()), false, logits_.data());
+  run(tokens.data(), nullptr, int64_t(tokens.size()), false, logits_.data());
   return logits_.data();
 }
 
@@ -44,17 +48,36 @@ const std::vector<float>& Context::eval_all(const std::vector<int32_t>& tokens) 
   ORK_CHECK(tokens.size() <= size_t(n_ctx()), "eval: ", tokens.size(), " tokens exceed the context of ",
             n_ctx(), " tokens");
   logits_.resize(tokens.size() * size_t(n_vocab()));
-  run(tokens.data(), int64_t(tokens.size()), true, logits_.data());
+  run(tokens.data(), nullptr, int64_t(tokens.size()), true, logits_.data());
   return logits_;
 }
 
-void Context::eval_into(const int32_t* tokens, int64_t n, bool all, float* out, uint64_t capacity) {
+void Context::check_out(int64_t n, bool all, const float* out, uint64_t capacity) const {
   ORK_CHECK(out != nullptr, "eval: null logits buffer");
-  ORK_CHECK(tokens != nullptr && n > 0, "eval: no tokens");
+  ORK_CHECK(n > 0, "eval: no tokens");
   ORK_CHECK(n <= n_ctx(), "eval: ", n, " tokens exceed the context of ", n_ctx(), " tokens");
   const uint64_t need = uint64_t(all ? n : 1) * uint64_t(n_vocab());
   ORK_CHECK(capacity >= need, "eval: the logits buffer holds ", capacity, " floats, ", need, " are needed");
-  run(tokens, n, all, out);
+}
+
+void Context::eval_into(const int32_t* tokens, int64_t n, bool all, float* out, uint64_t capacity) {
+  ORK_CHECK(tokens != nullptr, "eval: no tokens");
+  check_out(n, all, out, capacity);
+  run(tokens, nullptr, n, all, out);
+}
+
+const float* Context::eval_embd(const float* embd, int64_t n, bool all, float* out, uint64_t capacity) {
+  ORK_CHECK(embd != nullptr, "eval: null input embeddings");
+  if (out == nullptr) {
+    ORK_CHECK(!all, "eval_embd: all logits need a caller buffer");
+    ORK_CHECK(n > 0, "eval: no tokens");
+    logits_.resize(size_t(n_vocab()));
+    out = logits_.data();
+  } else {
+    check_out(n, all, out, capacity);
+  }
+  run(nullptr, embd, n, all, out);
+  return out;
 }
 
 std::unique_ptr<Context> Context::dup(bool copy_state) const {

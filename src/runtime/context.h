@@ -34,6 +34,13 @@ class Context {
   // there itself (no intermediate buffer, no copy). Throws ork::Error when out is null or too small.
   void eval_into(const int32_t* tokens, int64_t n, bool all, float* out, uint64_t capacity);
 
+  // Like eval/eval_into, from input embeddings embd [n][n_embd] (f32) instead of token ids; embd is
+  // read in place (model::Forward::eval_embd), e.g. straight from imported device memory. With
+  // out == nullptr the last token's logits go to the context's own buffer (all must be false) and
+  // are returned; else into out as eval_into does, and out is returned.
+  const float* eval_embd(const float* embd, int64_t n, bool all = false, float* out = nullptr,
+                         uint64_t capacity = 0);
+
   // A new sequence on the same Engine (sharing its weights, backend and device tasks) with its own KV
   // cache of the same size: empty, or with copy_state a copy of this one's cache and position.
   std::unique_ptr<Context> dup(bool copy_state) const;
@@ -50,7 +57,9 @@ class Context {
   void reset() { n_past_ = 0; }
 
  private:
-  void run(const int32_t* tokens, int64_t n, bool all, float* out);
+  // Exactly one of tokens and embd is non-null.
+  void run(const int32_t* tokens, const float* embd, int64_t n, bool all, float* out);
+  void check_out(int64_t n, bool all, const float* out, uint64_t capacity) const;
 
   Engine& engine_;
   model::KvCache cache_;

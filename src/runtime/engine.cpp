@@ -74,6 +74,9 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   forward_mutex_ = options.share_scratch_with != nullptr ? options.share_scratch_with->forward_mutex_
                                                          : std::make_shared<std::mutex>();
   if (device == "cpu") {
+    if (!options.weight_mem.empty()) {
+      throw WeightMemError("weight memory from the caller needs the npu or sim device (cpu weights stay in the mapped file)", 0, 0);
+    }
     if (options.cpu_int8) {
       backend_ = std::make_unique<CpuInt8Matmul>(*pool_, model_->weights().linears().size());
     } else {
@@ -152,9 +155,36 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
     npu_backend = std::make_unique<NpuMatmul>(*device_, *cache_, prefetcher_.get(), scratch_);
     for (const auto& [mine, theirs] : shared) npu_backend->redirect(mine, *other->cache_, theirs);
   }
-  if (plan_->mode == weights::Residency::kResident) cache_->load_all();
+  if (!options.weight_mem.empty()) import_weight_mem(options.weight_mem);
+  if (plan_->mode == weights::Residency::kResident) cache_->load_all(weight_mem_.empty() ? nullptr : &weight_mem_);
   cache_->mark_warm();
   backend_ = std::move(npu_backend);
+}
+
+void Engine::import_weight_mem(const std::vector<ExternalMemory>& mem) {
+  if (plan_->mode != weights::Residency::kResident) {
+    throw WeightMemError(str_cat("weight memory from the caller needs a resident plan; this model streams (",
+                                 plan_->reason, ")"), 0, 0);
+  }
+  const std::vector<uint64_t> need = weights::Cache::arena_bytes(*plan_);
+  if (mem.size() != need.size()) {
+    throw WeightMemError(str_cat("weight memory from the caller: ", mem.size(), " memories given, the plan uses ",
+                                 need.size(), " domain(s) (one each)"), 0, 0);
+  }
+  for (uint32_t d = 0; d < need.size(); ++d) {
+    if (mem[d].size < need[d]) {
+      throw WeightMemError(str_cat("weight memory from the caller: domain ", d, " needs ", need[d], " bytes, ",
+                                   mem[d].size, " given"), d, need[d]);
+    }
+  }
+  for (uint32_t d = 0; d < need.size(); ++d) {
+    // A domain with nothing to hold (every weight shared) keeps an empty slot. One buffer for a whole
+    // domain's weights: a power-of-two aligned IOVA slot of its size would not fit beside the scratch
+    // in the window the plan filled, so it is mapped without size alignment (LIMIT_IOVA_ALIGNMENT).
+    weight_mem_.push_back(need[d] > 0 ? device_->import_fd(mem[d].fd, mem[d].size, d,
+                                                           npu::kDefaultBufferFlags | npu::uapi::kMemIommuLimitIovaAlignment)
+                                      : npu::Buffer{});
+  }
 }
 
 Engine::~Engine() {
@@ -261,6 +291,7 @@ EngineMemory Engine::memory() const {
   m.weights_shared = weights_shared_;
   m.scratch_shared = scratch_shared_;
   m.scratch_own_need = scratch_own_need_;
+  for (const npu::Buffer& b : weight_mem_) m.weight_external_bytes += b.size();
   return m;
 }
 

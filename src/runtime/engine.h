@@ -31,6 +31,26 @@ namespace ork::runtime {
 class Engine;
 class NpuMatmul;
 
+// Caller memory ("allocate outside"): an fd (a dma-buf; a memfd on the simulator) and its bytes.
+struct ExternalMemory {
+  int fd = -1;
+  uint64_t size = 0;
+};
+
+// Caller memory for the weights that cannot be used: too small for its domain (needed > 0: the bytes
+// that domain needs), or not usable at all (needed == 0: a streaming plan, a wrong count).
+class WeightMemError : public Error {
+ public:
+  WeightMemError(const std::string& msg, uint32_t domain, uint64_t needed)
+      : Error(msg), domain_(domain), needed_(needed) {}
+  uint32_t domain() const { return domain_; }
+  uint64_t needed() const { return needed_; }
+
+ private:
+  uint32_t domain_;
+  uint64_t needed_;
+};
+
 struct EngineOptions {
   std::string model_path;
   std::string device = "cpu";  // cpu | npu | sim | auto (npu when present, else cpu)
@@ -53,6 +73,14 @@ struct EngineOptions {
   //    again. That Engine's plan must be resident (else nothing is shared).
   Engine* share_scratch_with = nullptr;
   Engine* share_weights_with = nullptr;
+
+  // npu/sim, resident plans only: the weights' device memory from the caller ("allocate outside",
+  // the SDK's RKNN_FLAG_MEM_ALLOC_OUTSIDE), one per domain the plan uses (weight_mem[d] for domain
+  // d), each at least MemoryPlan::weight_device_bytes[d] (= weights::Cache::arena_bytes). Each is
+  // imported into its domain (npu::Device::import_fd) and the packed slices are placed in it as
+  // views; ork allocates no weight buffer. The caller keeps the fds. Empty: ork allocates.
+  // Throws WeightMemError for a streaming plan, a wrong count or a short memory.
+  std::vector<ExternalMemory> weight_mem;
 };
 
 // What the weights did on the device (see `ork run --stats`).
@@ -86,6 +114,7 @@ struct EngineMemory {
   uint64_t scratch_bytes = 0;                   // Σ scratch_device_bytes
   bool scratch_shared = false;                  // scratch shared with another Engine
   uint64_t scratch_own_need = 0;                // what a scratch of its own would take (device bytes)
+  uint64_t weight_external_bytes = 0;           // caller memory imported for the weights (weight_mem)
 };
 
 // What loading a model would take, computed before loading anything onto the device (`ork mem`).
@@ -137,12 +166,14 @@ class Engine {
 
  private:
   void share_weights(Engine& other, NpuMatmul& backend);
+  void import_weight_mem(const std::vector<ExternalMemory>& mem);
 
   EngineOptions options_;
   std::unique_ptr<model::Model> model_;
   std::unique_ptr<ThreadPool> pool_;
   std::shared_ptr<std::mutex> forward_mutex_;
   std::shared_ptr<npu::Device> device_;
+  std::vector<npu::Buffer> weight_mem_;  // imported caller memory for the weights (before cache_: outlives it)
   std::shared_ptr<npu::MatmulScratch> scratch_;  // npu/sim: the matmul scratch (maybe shared)
   uint64_t scratch_own_need_ = 0;
   std::atomic<bool> scratch_shared_{false};

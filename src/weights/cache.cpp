@@ -82,7 +82,8 @@ bool Cache::load_locked(std::unique_lock<std::mutex>& lock, int32_t unit,
   Packed packed;
   try {
     packed = packed_for(u.weight);
-    for (;;) {
+    if (arenas_ != nullptr) buf = (*arenas_)[wp.domain].view(arena_offset_[size_t(unit)], sl.bytes);
+    while (!buf) {
       try {
         buf = device_.alloc(sl.bytes, wp.domain);
         break;
@@ -134,7 +135,22 @@ bool Cache::load_locked(std::unique_lock<std::mutex>& lock, int32_t unit,
   return true;
 }
 
-void Cache::load_all() {
+namespace {
+constexpr uint64_t kPage = 4096;
+uint64_t page_round(uint64_t b) { return (b + kPage - 1) / kPage * kPage; }
+}  // namespace
+
+std::vector<uint64_t> Cache::arena_bytes(const Plan& plan) {
+  std::vector<uint64_t> need(plan.domains_used, 0);
+  for (const Unit& u : plan.units) {
+    const uint32_t d = plan.weights[size_t(u.weight)].domain;
+    ORK_CHECK(d < need.size(), "weight plan: domain ", d, " beyond the ", need.size(), " domains used");
+    need[d] += page_round(plan.slice(u).bytes);
+  }
+  return need;
+}
+
+void Cache::load_all(const std::vector<npu::Buffer>* arenas) {
   std::vector<int32_t> order(plan_.units.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = int32_t(i);
   // Domain by domain, largest footprint first: aligned IOVA slots then pack densely.
@@ -147,6 +163,27 @@ void Cache::load_all() {
     return plan_.slice(ua).footprint > plan_.slice(ub).footprint;
   });
   std::unique_lock<std::mutex> lock(mutex_);
+  if (arenas != nullptr) {
+    ORK_CHECK(plan_.mode == Residency::kResident,
+              "weights in caller memory need a resident plan; this one streams (", plan_.reason, ")");
+    ORK_CHECK(arenas_ == nullptr && stats_.loads == 0, "weights in caller memory: the cache already loaded weights");
+    const std::vector<uint64_t> need = arena_bytes(plan_);
+    ORK_CHECK(arenas->size() >= need.size(), "weights in caller memory: ", arenas->size(), " buffers for ",
+              need.size(), " domains");
+    std::vector<uint64_t> next(need.size(), 0);
+    arena_offset_.assign(plan_.units.size(), 0);
+    for (int32_t unit : order) {
+      const uint32_t d = plan_.weights[size_t(plan_.units[size_t(unit)].weight)].domain;
+      arena_offset_[size_t(unit)] = next[d];
+      next[d] += page_round(plan_.slice(plan_.units[size_t(unit)]).bytes);
+    }
+    for (size_t d = 0; d < need.size(); ++d) {
+      const npu::Buffer& a = (*arenas)[d];
+      ORK_CHECK(need[d] == 0 || (a && a.domain() == d && a.size() >= need[d]), "weights in caller memory: domain ",
+                d, " needs ", need[d], " bytes, its buffer holds ", a ? a.size() : 0, " in domain ", a.domain());
+    }
+    arenas_ = arenas;
+  }
   for (int32_t unit : order) {
     if (!slots_[size_t(unit)].weight) load_locked(lock, unit, nullptr);
   }

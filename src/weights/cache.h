@@ -59,8 +59,16 @@ class Cache {
   Cache(const Cache&) = delete;
   Cache& operator=(const Cache&) = delete;
 
-  // Resident plans: loads every unit now, each domain's buffers largest first.
-  void load_all();
+  // Resident plans: loads every unit now, each domain's buffers largest first. With `arenas`
+  // ("allocate outside": caller memory, one buffer per domain used, arenas[d] at least
+  // arena_bytes(plan)[d] bytes, or empty when that is 0) no buffer is allocated: each slice becomes a
+  // non-owning view (npu::Buffer::view) at a page-aligned offset of its domain's arena, in load order.
+  // The arenas must outlive the Cache. Throws ork::Error for a streaming plan or a short arena.
+  void load_all(const std::vector<npu::Buffer>* arenas = nullptr);
+
+  // Per domain used, the bytes load_all(arenas) places there: Σ page-rounded slice bytes (what the
+  // device counts for the same slices allocated one by one).
+  static std::vector<uint64_t> arena_bytes(const Plan& plan);
 
   // Unit `unit` (an index into plan().units), pinned while the Lease lives; loads it when absent,
   // waits when another thread is loading it.
@@ -93,6 +101,8 @@ class Cache {
   Packed packed_for(int32_t weight);  // the weight's packed bytes (memoized for its next slices)
 
   npu::Device& device_;
+  const std::vector<npu::Buffer>* arenas_ = nullptr;  // set once by load_all(arenas)
+  std::vector<uint64_t> arena_offset_;                // [unit] its offset in arenas_[domain]
   Store& store_;
   const Plan& plan_;
   mutable std::mutex mutex_;

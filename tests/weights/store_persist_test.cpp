@@ -182,7 +182,9 @@ TEST_F(StorePersist, RandomFlipsAndTruncationsNeverServeWrongBytes) {
     write_file(p, b);
     const StoreStats s = run_once(p);  // checks every weight's bytes
     EXPECT_EQ(s.packed + s.loaded, n());
-    if (t % 2 == 1) EXPECT_EQ(s.packed, n()) << "a truncated pack served weights";
+    if (t % 2 == 1) {
+      EXPECT_EQ(s.packed, n()) << "a truncated pack served weights";
+    }
     std::filesystem::remove(p);
   }
 }
@@ -206,7 +208,9 @@ TEST_F(StorePersist, ConcurrentGetFromTwoThreads) {
     b.join();
     const StoreStats st = s.stats();
     EXPECT_EQ(st.packed + st.loaded, 6 * n());
-    if (pass == 1) EXPECT_EQ(st.packed, 0u);
+    if (pass == 1) {
+      EXPECT_EQ(st.packed, 0u);
+    }
     EXPECT_TRUE(std::filesystem::exists(path_));
   }
 }
