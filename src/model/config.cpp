@@ -83,6 +83,11 @@ Config Config::from_gguf(const gguf::File& f) {
   ORK_CHECK(std::isfinite(scale) && scale > 0, f.path(), ": rope scaling factor ", scale,
             " must be > 0");
   c.rope_freq_scale = float(1.0 / scale);
+  // Per-dimension frequency factors (Llama 3.1's rope scaling) would change every rotation; running
+  // without them would give wrong output silently, so refuse the file instead.
+  ORK_CHECK(f.find_tensor("rope_freqs.weight") == nullptr, f.path(),
+            ": tensor 'rope_freqs.weight' (per-dimension RoPE frequency factors, Llama 3.1 style) is "
+            "not supported yet");
 
   // The vocabulary size: token_embd.weight's row count is the truth; vocab_size must agree if set.
   const gguf::TensorInfo& embd = f.tensor("token_embd.weight");

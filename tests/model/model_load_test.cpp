@@ -110,6 +110,15 @@ TEST_F(ModelLoad, WrongTensorShape) {
                {"blk.0.attn_q.weight", "shape"});
 }
 
+TEST_F(ModelLoad, RopeFrequencyFactorsAreRefusedNotIgnored) {
+  std::vector<float> factors(32, 1.0f);
+  expect_error({{}, {},
+                [&](gguf::Writer& w) {
+                  w.add_tensor("rope_freqs.weight", quant::Type::F32, {32}, factors.data(), factors.size() * 4);
+                }},
+               {"rope_freqs.weight", "not supported"});
+}
+
 TEST_F(ModelLoad, TokenizerMissing) {
   expect_error({{"tokenizer.ggml.tokens"}, {}, nullptr}, {"tokenizer.ggml.tokens"});
 }
