@@ -4,7 +4,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
-"$root/scripts/build.sh" >/dev/null
+BUILD_TARGETS="ork default_model" "$root/scripts/build.sh" >/dev/null
 if [ $# -eq 0 ]; then
   set -- -p "The best thing about a computer is" -n 48 --device sim
 fi
