@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs the whole test suite: a release build, then the same tests built with
-# AddressSanitizer and UndefinedBehaviorSanitizer, then the threaded tests under ThreadSanitizer.
+# AddressSanitizer and UndefinedBehaviorSanitizer, then the threaded tests under ThreadSanitizer, then
+# (on an x86-64 machine) an aarch64 cross build whose tests run under qemu-aarch64, with end-to-end runs
+# on the simulated NPU and token parity checks against the native build (docs/aarch64.md).
+# ORK_TEST_AARCH64=0 skips the aarch64 stage.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 jobs="$(nproc)"
@@ -20,3 +23,63 @@ echo "== ThreadSanitizer (tests labelled 'threads')" >&2
 BUILD_DIR="$root/build-tsan" "$root/scripts/build.sh" -DCMAKE_BUILD_TYPE=Debug \
   -DORK_SANITIZE=thread -DORK_BUILD_BENCH=OFF
 ctest --test-dir "$root/build-tsan" -j "$jobs" --output-on-failure --no-tests=error -R "${ORK_TSAN_TESTS:-ThreadPool|Concurrent|Threads}"
+
+if [ "${ORK_TEST_AARCH64:-1}" = 0 ]; then
+  echo "== aarch64: skipped (ORK_TEST_AARCH64=0)" >&2
+  exit 0
+fi
+case "$(uname -m)" in
+  aarch64|arm64)
+    echo "== aarch64: skipped, this machine is aarch64: the builds above are the aarch64 builds" >&2
+    exit 0 ;;
+esac
+echo "== aarch64 cross build (tests run under qemu-aarch64)" >&2
+stage_start=$SECONDS
+"$root/scripts/setup.sh" --aarch64
+a64="$root/build-aarch64"
+BUILD_DIR="$a64" "$root/scripts/build.sh" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" \
+  -DORK_BUILD_BENCH=OFF
+echo "== aarch64: build took $((SECONDS - stage_start)) s" >&2
+# The same command as CMAKE_CROSSCOMPILING_EMULATOR in cmake/aarch64-linux-gnu.cmake.
+qemu=(qemu-aarch64 -L /)
+
+echo "== aarch64: ork probe matmul --device sim" >&2
+"${qemu[@]}" "$a64/ork" probe matmul --device sim
+
+echo "== aarch64: parity with the x86-64 build" >&2
+parity_fail() {
+  echo "aarch64 parity FAILED: $1" >&2
+  echo "  x86-64  (build/ork):                     ${2:-<nothing>}" >&2
+  echo "  aarch64 (build-aarch64/ork, under qemu): ${3:-<nothing>}" >&2
+  exit 1
+}
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+# The model generator must write the same bytes on both (float rounding: docs/aarch64.md).
+"$root/build/ork-gen-model" --preset default -o "$tmp/x86.gguf"
+"${qemu[@]}" "$a64/ork-gen-model" --preset default -o "$tmp/a64.gguf"
+cmp -s "$tmp/x86.gguf" "$tmp/a64.gguf" ||
+  parity_fail "ork-gen-model --preset default wrote different files" \
+    "$(sha256sum < "$tmp/x86.gguf")" "$(sha256sum < "$tmp/a64.gguf")"
+cmp -s "$root/build/models/default.gguf" "$a64/models/default.gguf" ||
+  parity_fail "the builds' models/default.gguf differ" \
+    "$(sha256sum < "$root/build/models/default.gguf")" "$(sha256sum < "$a64/models/default.gguf")"
+# Greedy generation on the default model, on the CPU path and the simulated NPU path, from token ids
+# and from text (through the tokenizer).
+same_tokens() {  # same_tokens DEVICE PROMPT-ARGS...
+  local args=(run --device "$1" --temp 0 "${@:2}" --print-tokens) x86_tokens a64_tokens
+  x86_tokens="$("$root/build/ork" "${args[@]}" 2>/dev/null)" || true
+  a64_tokens="$("${qemu[@]}" "$a64/ork" "${args[@]}" 2>/dev/null)" || true
+  if [ -z "$x86_tokens" ] || [ "$x86_tokens" != "$a64_tokens" ]; then
+    parity_fail "'ork ${args[*]}' printed different tokens" "$x86_tokens" "$a64_tokens"
+  fi
+  echo "aarch64 parity: ork ${args[*]}: the same tokens: $a64_tokens" >&2
+}
+for device in cpu sim; do
+  same_tokens "$device" --prompt-tokens 1,2,3 -n 16
+  same_tokens "$device" -p "The best thing about a computer is" -n 32
+done
+
+echo "== aarch64: unit tests under qemu-aarch64" >&2
+ctest --test-dir "$a64" -j "$jobs" --output-on-failure --no-tests=error
+echo "== aarch64 stage took $((SECONDS - stage_start)) s" >&2
