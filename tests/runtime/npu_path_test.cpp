@@ -76,7 +76,6 @@ TEST_F(NpuPath, StreamingThroughOneDomainIsBitIdenticalToo) {
   EXPECT_EQ(s.mode, "stream");
   EXPECT_GT(s.evictions, 0u);
   EXPECT_GT(s.bytes_streamed, 0u);
-  EXPECT_LE(s.stall_ms, s.load_ms + 1000.0);
   // No .orkpack: nothing is served from a pack; weights are packed from the GGUF. (packed and loads
   // need not match: a load may reuse the previous weight's packed bytes, and a prefetch may pack and
   // then give up when the window has no room.)

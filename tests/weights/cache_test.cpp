@@ -116,7 +116,6 @@ TEST_F(CacheTest, ConcurrentPrefetchAndAcquireAgree) {
   }
   const CacheStats s = cache.stats();
   EXPECT_LE(s.peak_resident_bytes, plan.budget_bytes);
-  EXPECT_LE(s.stall_ms, s.load_ms + 1e3);
 }
 
 }  // namespace
