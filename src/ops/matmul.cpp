@@ -122,6 +122,21 @@ void matmul_fast(ThreadPool& pool, const float* x, int64_t m, int64_t k, const u
   });
 }
 
+// Checks the shape shared by both matmul paths; handles the empty cases (K = 0 → Y = 0). Returns
+// false when there is nothing left to compute.
+bool check_shape(int64_t m, int64_t k, int64_t n, quant::Type wtype, float* y) {
+  ORK_CHECK(m >= 0 && k >= 0 && n >= 0, "ops::matmul: negative shape M=", m, " K=", k, " N=", n);
+  if (m == 0 || n == 0) return false;
+  if (k == 0) {
+    std::fill(y, y + m * n, 0.0f);
+    return false;
+  }
+  const quant::TypeTraits& tt = quant::traits(wtype);
+  ORK_CHECK(k % tt.block_size == 0, "ops::matmul: K=", k, " is not a multiple of the ", tt.name,
+            " block size ", tt.block_size);
+  return true;
+}
+
 }  // namespace
 
 bool has_fast_path(quant::Type type) {
@@ -131,15 +146,7 @@ bool has_fast_path(quant::Type type) {
 void matmul(ThreadPool& pool, const float* x, int64_t m, int64_t k, const void* w, quant::Type wtype,
             int64_t n, float* y, MatmulMode mode, Isa isa) {
   if (mode == MatmulMode::kFast && has_fast_path(wtype)) {
-    ORK_CHECK(m >= 0 && k >= 0 && n >= 0, "ops::matmul: negative shape M=", m, " K=", k, " N=", n);
-    if (m == 0 || n == 0) return;
-    if (k == 0) {
-      std::fill(y, y + m * n, 0.0f);
-      return;
-    }
-    const quant::TypeTraits& tt = quant::traits(wtype);
-    ORK_CHECK(k % tt.block_size == 0, "ops::matmul: K=", k, " is not a multiple of the ", tt.name,
-              " block size ", tt.block_size);
+    if (!check_shape(m, k, n, wtype, y)) return;
     matmul_fast(pool, x, m, k, static_cast<const uint8_t*>(w), wtype, n, y,
                 fast_kernel(wtype, qkernels(isa)));
     return;
@@ -149,15 +156,8 @@ void matmul(ThreadPool& pool, const float* x, int64_t m, int64_t k, const void* 
 
 void matmul(ThreadPool& pool, const float* x, int64_t m, int64_t k, const void* w, quant::Type wtype,
             int64_t n, float* y) {
-  ORK_CHECK(m >= 0 && k >= 0 && n >= 0, "ops::matmul: negative shape M=", m, " K=", k, " N=", n);
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    std::fill(y, y + m * n, 0.0f);
-    return;
-  }
+  if (!check_shape(m, k, n, wtype, y)) return;
   const quant::TypeTraits& tt = quant::traits(wtype);
-  ORK_CHECK(k % tt.block_size == 0, "ops::matmul: K=", k, " is not a multiple of the ", tt.name,
-            " block size ", tt.block_size);
   const int64_t wrow_bytes = quant::row_bytes(wtype, k);
   // f32 rows are read in place when aligned for float; otherwise they go through decode like the rest.
   const bool is_f32 = wtype == quant::Type::F32 &&

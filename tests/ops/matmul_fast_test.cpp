@@ -13,23 +13,11 @@ namespace ork::ops {
 namespace {
 
 using testing::bit_equal;
+using testing::make_weight;
 using testing::random_floats;
 
 const quant::Type kFastTypes[] = {quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_K,
                                   quant::Type::Q6_K, quant::Type::F16};
-
-void make_weight(quant::Type type, int64_t n, int64_t k, uint32_t seed, std::vector<uint8_t>& bytes,
-                 std::vector<float>& decoded) {
-  const quant::TypeTraits& tt = quant::traits(type);
-  const int64_t rb = quant::row_bytes(type, k);
-  const std::vector<float> src = random_floats(size_t(n * k), seed);
-  bytes.assign(size_t(n * rb), 0);
-  decoded.assign(size_t(n * k), 0.0f);
-  for (int64_t r = 0; r < n; ++r) {
-    tt.quantize(src.data() + r * k, bytes.data() + r * rb, k);
-    tt.decode(bytes.data() + r * rb, decoded.data() + r * k, k);
-  }
-}
 
 TEST(MatmulFast, HasFastPath) {
   for (quant::Type t : kFastTypes) EXPECT_TRUE(has_fast_path(t)) << quant::type_name(uint32_t(t));

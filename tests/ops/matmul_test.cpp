@@ -13,6 +13,7 @@ namespace ork::ops {
 namespace {
 
 using testing::bit_equal;
+using testing::make_weight;
 using testing::random_floats;
 
 struct Shape {
@@ -34,20 +35,6 @@ std::vector<Shape> shapes_for(int64_t bs) {
             {40, 64, 67}, {1, 1000, 70}, {33, 17, 129}};
   return {{1, bs, 1}, {1, bs, 7}, {3, 2 * bs, 5}, {17, bs, 13}, {1, 3 * bs, 67}, {40, 2 * bs, 9},
           {2, 5 * bs, 70}};
-}
-
-// Quantizes random rows to `type`; returns the bytes and the decoded f32 rows.
-void make_weight(quant::Type type, int64_t n, int64_t k, uint32_t seed, std::vector<uint8_t>& bytes,
-                 std::vector<float>& decoded) {
-  const quant::TypeTraits& tt = quant::traits(type);
-  const int64_t rb = quant::row_bytes(type, k);
-  const std::vector<float> src = random_floats(size_t(n * k), seed);
-  bytes.assign(size_t(n * rb), 0);
-  decoded.assign(size_t(n * k), 0.0f);
-  for (int64_t r = 0; r < n; ++r) {
-    tt.quantize(src.data() + r * k, bytes.data() + r * rb, k);
-    tt.decode(bytes.data() + r * rb, decoded.data() + r * k, k);
-  }
 }
 
 TEST(Matmul, MatchesReferenceForEveryType) {

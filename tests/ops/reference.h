@@ -7,6 +7,8 @@
 #include <random>
 #include <vector>
 
+#include "quant/types.h"
+
 namespace ork::ops::testing {
 
 inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
@@ -15,6 +17,20 @@ inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0
   std::vector<float> v(n);
   for (float& x : v) x = dist(gen);
   return v;
+}
+
+// Quantizes random rows (N rows of K) to `type`; returns the bytes and the decoded f32 rows.
+inline void make_weight(quant::Type type, int64_t n, int64_t k, uint32_t seed, std::vector<uint8_t>& bytes,
+                 std::vector<float>& decoded) {
+  const quant::TypeTraits& tt = quant::traits(type);
+  const int64_t rb = quant::row_bytes(type, k);
+  const std::vector<float> src = random_floats(size_t(n * k), seed);
+  bytes.assign(size_t(n * rb), 0);
+  decoded.assign(size_t(n * k), 0.0f);
+  for (int64_t r = 0; r < n; ++r) {
+    tt.quantize(src.data() + r * k, bytes.data() + r * rb, k);
+    tt.decode(bytes.data() + r * rb, decoded.data() + r * k, k);
+  }
 }
 
 inline bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
