@@ -6,10 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "core/thread_pool.h"
 #include "model/weights.h"
 #include "ops/matmul.h"
+#include "ops/q8_panels.h"
 
 namespace ork::model {
 
@@ -25,16 +28,25 @@ class MatmulBackend {
 // Matmul on the CPU over the GGUF block formats (ops::matmul), multi-threaded on `pool`.
 // mode kExact (the default; the reference the model tests compare at 1e-4) decodes W to f32;
 // kFast quantizes activations to 8 bits and uses the SIMD integer kernels (docs/ops.md).
+//
+// With kFast and `file` given, every Q8_0 linear of `weights` is packed once, here, into
+// ops::Q8Panels when the CPU has a panel kernel (AVX-512 VNNI, NEON dot-product); those linears
+// then run from the packed copy (the same numbers on every ISA, docs/ops.md) and their pages of the
+// mapped file are dropped from this process (they are re-read from the file if touched again), so
+// resident memory holds one copy. packed_bytes() is the RAM the copies take.
 class CpuMatmul final : public MatmulBackend {
  public:
-  explicit CpuMatmul(ThreadPool& pool, ops::MatmulMode mode = ops::MatmulMode::kExact)
-      : pool_(pool), mode_(mode) {}
+  explicit CpuMatmul(ThreadPool& pool, ops::MatmulMode mode = ops::MatmulMode::kExact,
+                     const Weights* weights = nullptr, const gguf::File* file = nullptr);
   void matmul(const Linear& w, const float* x, int64_t m, float* y) override;
   const char* name() const override { return "cpu"; }
+  uint64_t packed_bytes() const { return packed_bytes_; }
 
  private:
   ThreadPool& pool_;
   ops::MatmulMode mode_;
+  std::vector<std::unique_ptr<ops::Q8Panels>> panels_;  // by Linear::index; null: GGUF layout
+  uint64_t packed_bytes_ = 0;
 };
 
 }  // namespace ork::model

@@ -81,7 +81,8 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
       backend_ = std::make_unique<CpuInt8Matmul>(*pool_, model_->weights().linears().size());
     } else {
       backend_ = std::make_unique<model::CpuMatmul>(
-          *pool_, options.exact ? ops::MatmulMode::kExact : ops::MatmulMode::kFast);
+          *pool_, options.exact ? ops::MatmulMode::kExact : ops::MatmulMode::kFast,
+          &model_->weights(), &model_->file());
     }
     return;
   }
