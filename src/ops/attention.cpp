@@ -5,10 +5,24 @@
 #include <vector>
 
 #include "core/error.h"
+#include "ops/cpu_features.h"
 #include "ops/softmax.h"
 #include "ops/vec.h"
 
 namespace ork::ops {
+namespace {
+
+// One (token, head): o[head_dim] = softmax(scale · K·q) · V over n_keys positions (row stride
+// kv_stride floats); s holds n_keys scores.
+ORK_VECTOR_CLONES void attend(const float* qh, const float* kg, const float* vg, int64_t n_keys,
+                              int64_t kv_stride, int64_t head_dim, float scale, float* s, float* o) {
+  for (int64_t j = 0; j < n_keys; ++j) s[j] = vec::dot(qh, kg + j * kv_stride, head_dim) * scale;
+  softmax(s, n_keys);
+  std::fill(o, o + head_dim, 0.0f);
+  for (int64_t j = 0; j < n_keys; ++j) vec::axpy(s[j], vg + j * kv_stride, o, head_dim);
+}
+
+}  // namespace
 
 void attention(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos0, int64_t n_head,
                int64_t n_head_kv, int64_t head_dim, const float* k_cache, const float* v_cache,
@@ -33,12 +47,8 @@ void attention(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos
       const float* kg = k_cache + (h / group) * head_dim;
       const float* vg = v_cache + (h / group) * head_dim;
       if (scores.size() < size_t(n_keys)) scores.resize(size_t(n_keys));
-      float* s = scores.data();
-      for (int64_t j = 0; j < n_keys; ++j) s[j] = vec::dot(qh, kg + j * kv_stride, head_dim) * scale;
-      softmax(s, n_keys);
-      float* o = out + (t * n_head + h) * head_dim;
-      std::fill(o, o + head_dim, 0.0f);
-      for (int64_t j = 0; j < n_keys; ++j) vec::axpy(s[j], vg + j * kv_stride, o, head_dim);
+      attend(qh, kg, vg, n_keys, kv_stride, head_dim, scale, scores.data(),
+             out + (t * n_head + h) * head_dim);
     }
   });
 }

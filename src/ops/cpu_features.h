@@ -8,6 +8,17 @@
 #include <string_view>
 #include <vector>
 
+// On x86-64 Linux, a function marked ORK_VECTOR_CLONES is also compiled for AVX2 and the version
+// the CPU can run is picked when the program loads (GCC target_clones). Only for code whose result
+// does not depend on the vector width: per-element IEEE operations in a fixed order (no FMA
+// contraction: the build passes -ffp-contract=off), exact reductions such as max, or reductions
+// with a fixed lane layout (vec.h).
+#if defined(__x86_64__) && defined(__linux__)
+#define ORK_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define ORK_VECTOR_CLONES
+#endif
+
 namespace ork::ops {
 
 enum class Isa {

@@ -8,16 +8,27 @@
 namespace ork::ops {
 namespace {
 
-// Quantizes n floats with d = max|x| / 127 (n <= 256); returns d.
-float quantize_symmetric(const float* x, int n, int8_t* q) {
+// ORK_VECTOR_CLONES: the operations are per-element IEEE arithmetic and an exact max, so every clone
+// produces the same integers.
+// Quantizes n floats with d = max|x| / 127 (n <= 256, a multiple of 8); returns d.
+// Rounding is half to even, as nearbyint in the default mode: for |v| <= 2^22, (v + 1.5·2^23) −
+// 1.5·2^23 rounds v to an integer in one f32 addition; here |v| <= 127 up to one rounding.
+ORK_VECTOR_CLONES float quantize_symmetric(const float* __restrict x, int n, int8_t* __restrict q) {
+  float lanes[8] = {};
+  for (int i = 0; i < n; i += 8)
+    for (int l = 0; l < 8; ++l) {
+      const float a = std::fabs(x[i + l]);
+      lanes[l] = lanes[l] > a ? lanes[l] : a;
+    }
   float amax = 0.0f;
-  for (int i = 0; i < n; ++i) amax = std::max(amax, std::fabs(x[i]));
+  for (float a : lanes) amax = std::max(amax, a);
   const float d = amax / 127.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  constexpr float kRound = 12582912.0f;  // 1.5 · 2^23
   for (int i = 0; i < n; ++i) {
-    // |x·id| <= 127 up to one rounding; the clamp keeps 127.00001 and NaN-free inputs in range.
-    const float v = std::nearbyint(x[i] * id);
-    q[i] = int8_t(std::clamp(v, -127.0f, 127.0f));
+    // The clamp keeps 127.00001 (one rounding above 127) in range.
+    const float v = (x[i] * id + kRound) - kRound;
+    q[i] = int8_t(v < -127.0f ? -127.0f : (v > 127.0f ? 127.0f : v));
   }
   return d;
 }
