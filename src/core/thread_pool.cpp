@@ -1,20 +1,90 @@
 #include "core/thread_pool.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <chrono>
+#include <fstream>
+
+#include "core/log.h"
 
 namespace ork {
+namespace {
 
-ThreadPool::ThreadPool(int n_threads)
+inline void cpu_relax() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Spins until pred() holds or ThreadPool::kSpinMicros have passed; returns pred().
+template <typename Pred>
+bool spin_until(Pred pred) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(ThreadPool::kSpinMicros);
+  for (uint32_t i = 1;; ++i) {
+    if (pred()) return true;
+    cpu_relax();
+    if (i % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return pred();
+  }
+}
+
+// kHz from cpufreq, 0 when the kernel does not say.
+int64_t max_freq_khz(int cpu) {
+  std::ifstream f("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq/cpuinfo_max_freq");
+  int64_t khz = 0;
+  return (f >> khz) ? khz : 0;
+}
+
+void pin_self(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0)
+    log::warn("thread pool: cannot pin a thread to CPU ", cpu, "; it stays unpinned");
+}
+
+}  // namespace
+
+std::vector<int> ThreadPool::pin_order() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  std::vector<std::pair<int64_t, int>> keyed;
+  for (int c : cpus) keyed.emplace_back(-max_freq_khz(c), c);
+  std::stable_sort(keyed.begin(), keyed.end());
+  std::vector<int> out;
+  for (const auto& k : keyed) out.push_back(k.second);
+  return out;
+}
+
+ThreadPool::ThreadPool(int n_threads, bool pin)
     : n_threads_(n_threads > 0 ? n_threads
                                : std::max(1, int(std::thread::hardware_concurrency()))) {
+  std::vector<int> cpus;
+  if (pin) {
+    cpus = pin_order();
+    if (cpus.empty()) log::warn("thread pool: no CPU to pin to; threads stay unpinned");
+  }
+  if (!cpus.empty()) pin_self(cpus[0]);
   workers_.reserve(size_t(n_threads_ - 1));
-  for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_main(i); });
+  for (int i = 1; i < n_threads_; ++i)
+    workers_.emplace_back([this, i, cpus] {
+      if (!cpus.empty()) pin_self(cpus[size_t(i) % cpus.size()]);
+      worker_main(i);
+    });
 }
 
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
+    stop_.store(true);
   }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
@@ -39,17 +109,20 @@ void ThreadPool::execute(int index) {
 
 void ThreadPool::worker_main(int index) {
   uint64_t seen = 0;
+  const auto woken = [&] { return stop_.load() || generation_.load() != seen; };
   for (;;) {
-    {
+    if (!spin_until(woken)) {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      sleepers_.fetch_add(1);
+      wake_.wait(lock, woken);
+      sleepers_.fetch_sub(1);
     }
+    if (stop_.load()) return;
+    seen = generation_.load();
     execute(index);
-    {
+    if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
+      done_.notify_one();
     }
   }
 }
@@ -84,16 +157,19 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
 
 void ThreadPool::dispatch() {
   error_ = nullptr;
-  {
+  pending_.store(n_threads_ - 1);
+  generation_.fetch_add(1);  // publishes the loop set up by the caller
+  if (sleepers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mutex_);
-    pending_ = n_threads_ - 1;
-    ++generation_;
+    wake_.notify_all();
   }
-  wake_.notify_all();
   execute(0);
-  {
+  const auto all_done = [&] { return pending_.load() == 0; };
+  if (!spin_until(all_done)) {
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return pending_ == 0; });
+    caller_sleeping_.store(true);
+    done_.wait(lock, all_done);
+    caller_sleeping_.store(false);
   }
   if (error_) std::rethrow_exception(error_);
 }

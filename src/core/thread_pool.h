@@ -2,6 +2,10 @@
 //
 // The calling thread takes part in each loop, so a pool of size N has N-1 workers. Work is handed
 // out in chunks claimed from an atomic counter, so uneven chunks balance themselves.
+// Waiting: a worker that finished a loop spins (with a CPU pause) for up to kSpinMicros before it
+// sleeps on a condition variable, and so does the caller waiting for the workers, because a decode
+// step issues a loop every few microseconds and a futex wake-up costs about as much as the loop.
+// Pinning (optional): thread i runs on the i-th CPU of pin_order(), the fastest cores first.
 // Thread-safety: parallel_for/run may be called from any thread; calls are serialized (one loop at
 // a time per pool). A loop body must not call back into the same pool.
 #pragma once
@@ -18,13 +22,22 @@ namespace ork {
 
 class ThreadPool {
  public:
-  // n_threads >= 1 counts the caller; 0 means std::thread::hardware_concurrency().
-  explicit ThreadPool(int n_threads);
+  // Spin time before sleeping, in microseconds.
+  static constexpr int kSpinMicros = 100;
+
+  // n_threads >= 1 counts the caller; 0 means std::thread::hardware_concurrency(). With pin, every
+  // thread of the pool — the calling thread included, for the rest of its life — is bound to one
+  // CPU of pin_order() (thread i to entry i mod its size); a CPU that cannot be bound is left
+  // unbound with a warning.
+  explicit ThreadPool(int n_threads, bool pin = false);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const { return n_threads_; }
+  // The CPUs pinned threads use, in order: the CPUs this process may run on, the highest maximum
+  // clock first (the Cortex-A76 cores before the A55 cores of an RK3588), then by number.
+  static std::vector<int> pin_order();
 
   // Calls fn(begin, end) over disjoint chunks covering [0, n), chunks of at least `grain` items.
   // Returns when every chunk is done. An exception thrown by fn is rethrown here (the first one).
@@ -44,12 +57,18 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::mutex call_mutex_;  // serializes parallel_for/run
 
+  // Wake-up protocol: the caller bumps generation_, then notifies under mutex_ only if a worker
+  // announced (sleepers_) that it may sleep; a worker announces before its last check of
+  // generation_. Both sides use sequentially consistent atomics, so one of them sees the other.
+  // The same for the end of a loop with pending_ and caller_sleeping_.
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  uint64_t generation_ = 0;  // bumped for every loop; guarded by mutex_
-  int pending_ = 0;          // workers still in the current loop; guarded by mutex_
-  bool stop_ = false;
+  std::atomic<uint64_t> generation_{0};  // bumped for every loop
+  std::atomic<int> pending_{0};          // workers still in the current loop
+  std::atomic<int> sleepers_{0};         // workers asleep or about to sleep on wake_
+  std::atomic<bool> caller_sleeping_{false};
+  std::atomic<bool> stop_{false};
 
   // The current loop (valid while a loop runs).
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;

@@ -2,8 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <set>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 namespace ork {
@@ -65,6 +71,52 @@ TEST(ThreadPool, ConcurrentCallersAreSerialized) {
   }
   for (auto& t : callers) t.join();
   EXPECT_EQ(total.load(), 3 * 200 * 16);
+}
+
+// Loops separated by pauses longer than the spin time: the workers have gone to sleep on the
+// condition variable and must be woken (and the caller woken when they finish).
+TEST(ThreadPool, WakesWorkersThatWentToSleep) {
+  ThreadPool pool(3);
+  for (int rep = 0; rep < 5; ++rep) {
+    std::this_thread::sleep_for(std::chrono::microseconds(4 * ThreadPool::kSpinMicros));
+    std::atomic<int> calls{0};
+    pool.run([&](int, int) {
+      // Index 0 (the caller) finishes first and waits for slow workers past its spin time.
+      std::this_thread::sleep_for(std::chrono::microseconds(2 * ThreadPool::kSpinMicros));
+      calls.fetch_add(1);
+    });
+    EXPECT_EQ(calls.load(), 3);
+  }
+}
+
+TEST(ThreadPool, PinOrderListsEveryAllowedCpuOnce) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  const std::vector<int> order = ThreadPool::pin_order();
+  EXPECT_EQ(int(order.size()), CPU_COUNT(&set));
+  EXPECT_EQ(std::set<int>(order.begin(), order.end()).size(), order.size());
+  for (int c : order) EXPECT_TRUE(CPU_ISSET(c, &set)) << c;
+}
+
+// Each thread of a pinned pool runs on exactly its CPU of pin_order(). The pool is created on a
+// thread of its own, since pinning binds the creating thread for good.
+TEST(ThreadPool, PinnedThreadsRunOnTheirCpu) {
+  const std::vector<int> order = ThreadPool::pin_order();
+  ASSERT_FALSE(order.empty());
+  std::vector<int> bound(3, -2);
+  std::thread owner([&] {
+    ThreadPool pool(3, /*pin=*/true);
+    pool.run([&](int i, int) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) != 1) return;
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) bound[size_t(i)] = c;
+    });
+  });
+  owner.join();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(bound[size_t(i)], order[size_t(i) % order.size()]) << "thread " << i;
 }
 
 }  // namespace
