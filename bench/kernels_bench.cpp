@@ -12,7 +12,7 @@
 #include "core/thread_pool.h"
 #include "ops/gemm_i8.h"
 #include "ops/matmul.h"
-#include "ops/q8_panels.h"
+#include "ops/qpanels.h"
 #include "quant/types.h"
 
 namespace {
@@ -76,31 +76,32 @@ void matmul_args(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_Matmul)->Apply(matmul_args)->ArgNames({"type", "fast", "isa", "M", "N", "K"})->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// Q8_0 in panels (q8_panels.h). args: isa, M, N, K (the same shapes as BM_Matmul's).
-void BM_Q8Panels(benchmark::State& state) {
-  const auto isa = ops::Isa(state.range(0));
-  const int64_t m = state.range(1), n = state.range(2), k = state.range(3);
-  if (ops::q8_panel_kernel(isa) == nullptr) {
-    state.SkipWithError("no panel kernel for this ISA on this CPU");
+// Q8_0 / Q4_0 in panels (qpanels.h). args: type, isa, M, N, K (the shapes of BM_Matmul).
+void BM_QPanels(benchmark::State& state) {
+  const auto type = quant::Type(state.range(0));
+  const auto isa = ops::Isa(state.range(1));
+  const int64_t m = state.range(2), n = state.range(3), k = state.range(4);
+  if (ops::panel_kernel(type, isa) == nullptr) {
+    state.SkipWithError("no panel kernel for this type and ISA on this CPU");
     return;
   }
-  const std::vector<uint8_t> w = make_weight(quant::Type::Q8_0, n, k);
-  const ops::Q8Panels p = ops::Q8Panels::pack(w.data(), n, k, &pool());
+  const std::vector<uint8_t> w = make_weight(type, n, k);
+  const ops::QPanels p = ops::QPanels::pack(type, w.data(), n, k, &pool());
   std::vector<float> x(size_t(m * k), 0.5f), y(size_t(m * n));
   for (auto _ : state) {
-    ops::matmul_q8_panels(pool(), x.data(), m, p, y.data(), isa);
+    ops::matmul_qpanels(pool(), x.data(), m, p, y.data(), isa);
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["GB/s"] = benchmark::Counter(double(p.bytes()), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GOPS"] = benchmark::Counter(2.0 * double(m * n * k), benchmark::Counter::kIsIterationInvariantRate,
                                               benchmark::Counter::kIs1000);
-  state.SetLabel(std::string("q8_0 panels ") + std::string(ops::isa_name(isa)) +
+  state.SetLabel(std::string(quant::type_name(uint32_t(type))) + " panels " + std::string(ops::isa_name(isa)) +
                  " threads=" + std::to_string(pool().size()));
 }
-BENCHMARK(BM_Q8Panels)
-    ->ArgsProduct({{0, 2, 3}, {1}, {8192}, {4096}})
-    ->ArgsProduct({{0, 2, 3}, {128}, {2816}, {1024}})
-    ->ArgNames({"isa", "M", "N", "K"})
+BENCHMARK(BM_QPanels)
+    ->ArgsProduct({{int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0)}, {0, 2, 3}, {1}, {8192}, {4096}})
+    ->ArgsProduct({{int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0)}, {0, 2, 3}, {128}, {2816}, {1024}})
+    ->ArgNames({"type", "isa", "M", "N", "K"})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 

@@ -8,14 +8,13 @@ namespace ork::model {
 CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weights,
                      const gguf::File* file)
     : pool_(pool), mode_(mode) {
-  if (mode != ops::MatmulMode::kFast || weights == nullptr || file == nullptr ||
-      ops::q8_panel_kernel(ops::best_isa()) == nullptr)
-    return;
+  if (mode != ops::MatmulMode::kFast || weights == nullptr || file == nullptr) return;
   panels_.resize(weights->linears().size());
   for (const Linear* lin : weights->linears()) {
-    if (lin->w->type != quant::Type::Q8_0) continue;
+    const quant::Type t = lin->w->type;
+    if (!ops::QPanels::supports(t) || ops::panel_kernel(t, ops::best_isa()) == nullptr) continue;
     panels_[size_t(lin->index)] =
-        std::make_unique<ops::Q8Panels>(ops::Q8Panels::pack(lin->w->data, lin->n, lin->k, &pool));
+        std::make_unique<ops::QPanels>(ops::QPanels::pack(t, lin->w->data, lin->n, lin->k, &pool));
     packed_bytes_ += panels_[size_t(lin->index)]->bytes();
     // The token embedding (a tied output) is still read by row lookups: keep its pages.
     if (lin->w != weights->token_embd) file->mapping().drop_pages(lin->w->offset, lin->w->n_bytes);
@@ -24,7 +23,7 @@ CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weig
 
 void CpuMatmul::matmul(const Linear& w, const float* x, int64_t m, float* y) {
   if (w.index >= 0 && size_t(w.index) < panels_.size() && panels_[size_t(w.index)] != nullptr) {
-    ops::matmul_q8_panels(pool_, x, m, *panels_[size_t(w.index)], y);
+    ops::matmul_qpanels(pool_, x, m, *panels_[size_t(w.index)], y);
     return;
   }
   ops::matmul(pool_, x, m, w.k, w.w->data, w.w->type, w.n, y, mode_);

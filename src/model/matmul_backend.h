@@ -12,7 +12,7 @@
 #include "core/thread_pool.h"
 #include "model/weights.h"
 #include "ops/matmul.h"
-#include "ops/q8_panels.h"
+#include "ops/qpanels.h"
 
 namespace ork::model {
 
@@ -29,8 +29,8 @@ class MatmulBackend {
 // mode kExact (the default; the reference the model tests compare at 1e-4) decodes W to f32;
 // kFast quantizes activations to 8 bits and uses the SIMD integer kernels (docs/ops.md).
 //
-// With kFast and `file` given, every Q8_0 linear of `weights` is packed once, here, into
-// ops::Q8Panels when the CPU has a panel kernel (AVX-512 VNNI, NEON dot-product); those linears
+// With kFast and `file` given, every Q8_0 and Q4_0 linear of `weights` is packed once, here, into
+// ops::QPanels when the CPU has a panel kernel (AVX-512 VNNI, NEON dot-product); those linears
 // then run from the packed copy (the same numbers on every ISA, docs/ops.md) and their pages of the
 // mapped file are dropped from this process (they are re-read from the file if touched again), so
 // resident memory holds one copy. packed_bytes() is the RAM the copies take.
@@ -45,7 +45,7 @@ class CpuMatmul final : public MatmulBackend {
  private:
   ThreadPool& pool_;
   ops::MatmulMode mode_;
-  std::vector<std::unique_ptr<ops::Q8Panels>> panels_;  // by Linear::index; null: GGUF layout
+  std::vector<std::unique_ptr<ops::QPanels>> panels_;  // by Linear::index; null: GGUF layout
   uint64_t packed_bytes_ = 0;
 };
 

@@ -71,14 +71,16 @@ TEST_P(ForwardFast, LogitsWithinActivationRoundingOfReference) {
               std::string(quant::type_name(uint32_t(GetParam()))).c_str(), worst);
 }
 
-// Q8_0 linears packed into panels (CpuMatmul given the weights): the same bound against the
+// Q8_0 / Q4_0 linears packed into panels (CpuMatmul given the weights): the same bound against the
 // reference, the packed copy is used when the CPU has a panel kernel, and decoding token by token
 // gives bit-identical logits to the batched prefill (the panel kernel does not depend on M).
-TEST(ForwardFastPacked, Q8_0PanelsWithinBoundAndDecodeEqualsPrefill) {
+class ForwardFastPacked : public ::testing::TestWithParam<quant::Type> {};
+
+TEST_P(ForwardFastPacked, PanelsWithinBoundAndDecodeEqualsPrefill) {
   ork::testing::TempDir dir;
   gen::ModelSpec spec;
   spec.arch = "llama";
-  spec.weight_type = quant::Type::Q8_0;
+  spec.weight_type = GetParam();
   spec.n_vocab = 300;
   spec.n_embd = 256;
   spec.n_ff = 512;
@@ -94,7 +96,7 @@ TEST(ForwardFastPacked, Q8_0PanelsWithinBoundAndDecodeEqualsPrefill) {
   const Config& cfg = m->config();
   ThreadPool pool(2);
   CpuMatmul backend(pool, ops::MatmulMode::kFast, &m->weights(), &m->file());
-  const bool has_panels = ops::q8_panel_kernel(ops::best_isa()) != nullptr;
+  const bool has_panels = ops::panel_kernel(GetParam(), ops::best_isa()) != nullptr;
   EXPECT_EQ(backend.packed_bytes() > 0, has_panels);
   Forward fwd(cfg, m->weights(), backend, pool);
   const int64_t n = int64_t(tokens.size());
@@ -108,6 +110,11 @@ TEST(ForwardFastPacked, Q8_0PanelsWithinBoundAndDecodeEqualsPrefill) {
   for (size_t t = 0; t < tokens.size(); ++t)
     EXPECT_LT(normalized_error(batched.data() + int64_t(t) * cfg.n_vocab, ref[t]), 5e-2) << "position " << t;
 }
+
+INSTANTIATE_TEST_SUITE_P(Types, ForwardFastPacked, ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0),
+                         [](const auto& info) {
+                           return std::string(quant::type_name(uint32_t(info.param)));
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Types, ForwardFast,
                          ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_K,

@@ -1,12 +1,13 @@
-// Q8Panels: the layout round-trips to the GGUF bytes; every ISA's panel kernel equals the scalar
-// reference bit for bit; the reference equals the exact quantized product within two f32 roundings
-// per block; results do not depend on threads, M or the source's alignment.
-#include "ops/q8_panels.h"
+// QPanels (Q8_0, Q4_0): the layout round-trips to the GGUF bytes; every ISA's panel kernel equals
+// the scalar reference bit for bit; the reference equals the exact quantized product within two f32
+// roundings per block; results do not depend on threads, M or the source's alignment.
+#include "ops/qpanels.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -24,16 +25,19 @@ using testing::random_floats;
 const int64_t kNs[] = {1, 15, 16, 17, 32, 33, 47, 64, 100};
 const int64_t kKs[] = {32, 64, 96, 256, 1024};
 
-TEST(Q8Panels, PackUnpackRoundTripsFromAnyAlignment) {
+class QPanelsP : public ::testing::TestWithParam<quant::Type> {};
+
+TEST_P(QPanelsP, PackUnpackRoundTripsFromAnyAlignment) {
+  const quant::Type type = GetParam();
   for (int64_t n : kNs)
     for (int64_t k : kKs)
       for (size_t offset : {size_t(0), size_t(1), size_t(3)}) {
         std::vector<uint8_t> w;
         std::vector<float> dec;
-        make_weight(quant::Type::Q8_0, n, k, uint32_t(n * 7 + k), w, dec);
+        make_weight(type, n, k, uint32_t(n * 7 + k), w, dec);
         std::vector<uint8_t> shifted(w.size() + offset);
         std::memcpy(shifted.data() + offset, w.data(), w.size());
-        const Q8Panels p = Q8Panels::pack(shifted.data() + offset, n, k);
+        const QPanels p = QPanels::pack(type, shifted.data() + offset, n, k);
         EXPECT_EQ(p.panels(), (n + 15) / 16);
         EXPECT_EQ(p.panel_bytes() % 64, 0);
         EXPECT_EQ(reinterpret_cast<uintptr_t>(p.panel(0)) % 64, 0u);
@@ -43,12 +47,12 @@ TEST(Q8Panels, PackUnpackRoundTripsFromAnyAlignment) {
       }
 }
 
-TEST(Q8Panels, LayoutInterleavesFourQuantsOfSixteenRows) {
+TEST(QPanels, Q8_0LayoutInterleavesFourQuantsOfSixteenRows) {
   const int64_t n = 17, k = 64;
   std::vector<uint8_t> w;
   std::vector<float> dec;
   make_weight(quant::Type::Q8_0, n, k, 5, w, dec);
-  const Q8Panels p = Q8Panels::pack(w.data(), n, k);
+  const QPanels p = QPanels::pack(quant::Type::Q8_0, w.data(), n, k);
   const auto* blocks = reinterpret_cast<const quant::BlockQ8_0*>(w.data());
   // Row 3, block 1, quant 13 = group 3, element 1.
   const uint8_t* u = p.panel(0) + p.scale_bytes() + 1 * 8 * kPanelGroupBytes;
@@ -62,30 +66,31 @@ TEST(Q8Panels, LayoutInterleavesFourQuantsOfSixteenRows) {
   EXPECT_EQ(p.panel(1)[p.scale_bytes() + 5 * 4], 0x80);
 }
 
-// Y by the scalar kernel, and by the exact formula on the quantized activations in double.
-TEST(Q8Panels, ReferenceKernelWithinTwoRoundingsPerBlock) {
+// Y by the scalar kernel, and the exact product of the decoded weights (d_w·w exactly) and the
+// quantized activations (d_x·q) in double.
+TEST_P(QPanelsP, ReferenceKernelWithinTwoRoundingsPerBlock) {
+  const quant::Type type = GetParam();
   ThreadPool pool(2);
   for (int64_t n : {1, 17, 40})
     for (int64_t k : {32, 96, 1024}) {
       const int64_t m = 5;
       std::vector<uint8_t> w;
       std::vector<float> dec;
-      make_weight(quant::Type::Q8_0, n, k, uint32_t(n + k), w, dec);
+      make_weight(type, n, k, uint32_t(n + k), w, dec);
       const std::vector<float> x = random_floats(size_t(m * k), 11, -3.0f, 3.0f);
-      const Q8Panels p = Q8Panels::pack(w.data(), n, k);
+      const QPanels p = QPanels::pack(type, w.data(), n, k);
       std::vector<float> y(size_t(m * n));
-      matmul_q8_panels(pool, x.data(), m, p, y.data(), Isa::kScalar);
+      matmul_qpanels(pool, x.data(), m, p, y.data(), Isa::kScalar);
       const int64_t nb = k / 32;
       std::vector<BlockQ8A> xq(static_cast<size_t>(nb));
-      const auto* wb = reinterpret_cast<const quant::BlockQ8_0*>(w.data());
       for (int64_t i = 0; i < m; ++i) {
         quantize_row_q8a(x.data() + i * k, k, xq.data());
         for (int64_t j = 0; j < n; ++j) {
           double exact = 0.0, mag = 0.0;
           for (int64_t b = 0; b < nb; ++b) {
-            int64_t dot = 0;
-            for (int e = 0; e < 32; ++e) dot += int64_t(wb[j * nb + b].qs[e]) * xq[size_t(b)].qs[e];
-            const double term = double(f16_to_f32(wb[j * nb + b].d)) * xq[size_t(b)].d * double(dot);
+            double term = 0.0;
+            for (int e = 0; e < 32; ++e)
+              term += double(dec[size_t(j * k + b * 32 + e)]) * double(xq[size_t(b)].d) * xq[size_t(b)].qs[e];
             exact += term;
             mag += std::fabs(term) + std::fabs(exact);
           }
@@ -96,68 +101,96 @@ TEST(Q8Panels, ReferenceKernelWithinTwoRoundingsPerBlock) {
     }
 }
 
-TEST(Q8Panels, EveryIsaKernelEqualsTheReferenceBitForBit) {
+TEST_P(QPanelsP, EveryIsaKernelEqualsTheReferenceBitForBit) {
+  const quant::Type type = GetParam();
   ThreadPool pool(3);
+  int isas = 0;
   for (Isa isa : supported_isas()) {
-    if (q8_panel_kernel(isa) == nullptr || isa == Isa::kScalar) continue;
+    if (panel_kernel(type, isa) == nullptr || isa == Isa::kScalar) continue;
+    ++isas;
     for (int64_t n : kNs)
       for (int64_t k : {32, 96, 1024})
         for (int64_t m : {1, 2, 3, 4, 5, 9, 33}) {
           std::vector<uint8_t> w;
           std::vector<float> dec;
-          make_weight(quant::Type::Q8_0, n, k, uint32_t(3 * n + k), w, dec);
+          make_weight(type, n, k, uint32_t(3 * n + k), w, dec);
           const std::vector<float> x = random_floats(size_t(m * k), uint32_t(m), -2.0f, 2.0f);
-          const Q8Panels p = Q8Panels::pack(w.data(), n, k, &pool);
+          const QPanels p = QPanels::pack(type, w.data(), n, k, &pool);
           std::vector<float> ref(size_t(m * n), -1.0f), got(size_t(m * n), -2.0f);
-          matmul_q8_panels(pool, x.data(), m, p, ref.data(), Isa::kScalar);
-          matmul_q8_panels(pool, x.data(), m, p, got.data(), isa);
+          matmul_qpanels(pool, x.data(), m, p, ref.data(), Isa::kScalar);
+          matmul_qpanels(pool, x.data(), m, p, got.data(), isa);
           EXPECT_TRUE(bit_equal(ref, got)) << isa_name(isa) << " N=" << n << " K=" << k << " M=" << m;
         }
   }
+  // The vector kernel of this build's target runs whenever its CPU feature is there.
+  if (isa_supported(Isa::kAvx512Vnni) || isa_supported(Isa::kNeonDot)) EXPECT_GE(isas, 1);
 }
 
-TEST(Q8Panels, ThreadCountAndBatchIndependent) {
+TEST_P(QPanelsP, ThreadCountAndBatchIndependent) {
+  const quant::Type type = GetParam();
   ThreadPool one(1), three(3);
   const int64_t n = 70, k = 256, m = 37;
   std::vector<uint8_t> w;
   std::vector<float> dec;
-  make_weight(quant::Type::Q8_0, n, k, 9, w, dec);
+  make_weight(type, n, k, 9, w, dec);
   const std::vector<float> x = random_floats(size_t(m * k), 4, -1.0f, 1.0f);
-  const Q8Panels p = Q8Panels::pack(w.data(), n, k);
+  const QPanels p = QPanels::pack(type, w.data(), n, k);
   std::vector<float> a(static_cast<size_t>(m * n)), b(a.size()), row(static_cast<size_t>(n));
-  matmul_q8_panels(one, x.data(), m, p, a.data());
-  matmul_q8_panels(three, x.data(), m, p, b.data());
+  matmul_qpanels(one, x.data(), m, p, a.data());
+  matmul_qpanels(three, x.data(), m, p, b.data());
   EXPECT_TRUE(bit_equal(a, b));
   for (int64_t i = 0; i < m; ++i) {
-    matmul_q8_panels(three, x.data() + i * k, 1, p, row.data());
+    matmul_qpanels(three, x.data() + i * k, 1, p, row.data());
     EXPECT_EQ(0, std::memcmp(row.data(), a.data() + i * n, size_t(n) * sizeof(float))) << "row " << i;
   }
 }
 
-TEST(Q8Panels, DoesNotWritePastTheLastColumn) {
+TEST_P(QPanelsP, DoesNotWritePastTheLastColumn) {
+  const quant::Type type = GetParam();
   ThreadPool pool(2);
   const int64_t n = 19, k = 64, m = 3;
   std::vector<uint8_t> w;
   std::vector<float> dec;
-  make_weight(quant::Type::Q8_0, n, k, 2, w, dec);
+  make_weight(type, n, k, 2, w, dec);
   const std::vector<float> x = random_floats(size_t(m * k), 8);
-  const Q8Panels p = Q8Panels::pack(w.data(), n, k);
+  const QPanels p = QPanels::pack(type, w.data(), n, k);
   std::vector<float> y(size_t(m * n + 16), 7.0f);
-  matmul_q8_panels(pool, x.data(), m, p, y.data());
+  matmul_qpanels(pool, x.data(), m, p, y.data());
   for (size_t i = size_t(m * n); i < y.size(); ++i) EXPECT_EQ(y[i], 7.0f);
 }
 
-TEST(Q8Panels, BadShapesThrow) {
-  std::vector<uint8_t> w(34 * 4, 0);
-  EXPECT_THROW(Q8Panels::pack(w.data(), 1, 33), Error);
-  EXPECT_THROW(Q8Panels::pack(w.data(), 0, 32), Error);
-  EXPECT_THROW(Q8Panels::pack(w.data(), 1, 0), Error);
-  ThreadPool pool(1);
-  const Q8Panels p = Q8Panels::pack(w.data(), 4, 32);
-  float x[32] = {}, y[4];
-  EXPECT_THROW(matmul_q8_panels(pool, x, -1, p, y), Error);
-  EXPECT_THROW(matmul_q8_panels(pool, x, 1, p, y, Isa::kAvx2), Error);
+TEST(QPanels, Q4_0LayoutKeepsTheGgufNibblePairs) {
+  const int64_t n = 3, k = 64;
+  std::vector<uint8_t> w;
+  std::vector<float> dec;
+  make_weight(quant::Type::Q4_0, n, k, 6, w, dec);
+  const QPanels p = QPanels::pack(quant::Type::Q4_0, w.data(), n, k);
+  EXPECT_EQ(p.block_bytes(), 256);
+  const auto* blocks = reinterpret_cast<const quant::BlockQ4_0*>(w.data());
+  // Row 2, block 1, GGUF byte 9 (elements 9 and 25) = group 2, element 1.
+  EXPECT_EQ(p.panel(0)[p.scale_bytes() + 1 * 256 + 2 * kPanelGroupBytes + 2 * 4 + 1], blocks[2 * 2 + 1].qs[9]);
+  // Padding row 5: nibbles 8 (weight 0).
+  EXPECT_EQ(p.panel(0)[p.scale_bytes() + 5 * 4], 0x88);
 }
+
+TEST(QPanels, BadShapesAndTypesThrow) {
+  std::vector<uint8_t> w(34 * 4, 0);
+  EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 1, 33), Error);
+  EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 0, 32), Error);
+  EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 1, 0), Error);
+  EXPECT_THROW(QPanels::pack(quant::Type::Q4_K, w.data(), 1, 256), Error);
+  EXPECT_FALSE(QPanels::supports(quant::Type::F16));
+  ThreadPool pool(1);
+  const QPanels p = QPanels::pack(quant::Type::Q8_0, w.data(), 4, 32);
+  float x[32] = {}, y[4];
+  EXPECT_THROW(matmul_qpanels(pool, x, -1, p, y), Error);
+  EXPECT_THROW(matmul_qpanels(pool, x, 1, p, y, Isa::kAvx2), Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, QPanelsP, ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0),
+                         [](const auto& info) {
+                           return std::string(quant::type_name(uint32_t(info.param)));
+                         });
 
 }  // namespace
 }  // namespace ork::ops

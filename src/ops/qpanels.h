@@ -1,0 +1,108 @@
+// QPanels — Q8_0 or Q4_0 weights re-laid out in panels of 16 rows for a register-tiled int8 GEMM.
+//
+// The GGUF layout puts each weight row's 32-element blocks one after another, so a dot product
+// ends with a horizontal sum per output and every (row, column) pair of a tile repeats the same
+// scale arithmetic. In a panel the 16 rows' quants of one block are interleaved in groups of four
+// consecutive elements, so one 64-byte vector holds four consecutive quants of 16 rows, and an
+// instruction that sums groups of four byte products (x86 vpdpbusd, Arm sdot by element) against a
+// broadcast of four activation bytes yields 16 outputs at once.
+//
+//   panel p = weight rows 16p .. 16p+15 (rows past N are zero: scale 0, quants 0)
+//   per panel:  uint16 d[nb][16]          the rows' block scales, fp16 bits as in the GGUF block
+//               (zero padding to a multiple of 64 bytes)
+//               then per block the quants:
+//   Q8_0:  uint8 u[nb][8][16][4]   u[b][g][r][e] = (quant 4g+e of block b of row r) XOR 0x80,
+//          i.e. the quant + 128 as an unsigned byte (vpdpbusd multiplies unsigned by signed bytes);
+//          Σ u·x = Σ w·x + 128·Σx.
+//   Q4_0:  uint8 q[nb][4][16][4]   q[b][g][r][e] = byte 4g+e of row r's GGUF block: its low nibble
+//          is element 4g+e, its high nibble element 16+4g+e (the weight is nibble − 8);
+//          Σ nibble·x = Σ w·x + 8·Σx.
+// Σx is stored in every activation block (BlockQ8A::sum), so the integer dot is recovered exactly.
+//
+// Numerics per output (identical on every ISA and independent of tiling, threads and M):
+//   acc = 0;  for each block b:  p = Σ_e w·x (exact int32);  acc = fma(f32(d_w)·d_x, f32(p), acc)
+// One f32 multiply and one fused multiply-add per block; p is exact, so the only rounding besides
+// the activation quantization is those two operations per block.
+//
+// Ownership: QPanels owns its 64-byte-aligned storage. Thread-safety: immutable after packing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "core/thread_pool.h"
+#include "ops/cpu_features.h"
+#include "ops/qkernels.h"
+#include "quant/types.h"
+
+namespace ork::ops {
+
+inline constexpr int kPanelRows = 16;
+inline constexpr int kPanelGroupBytes = kPanelRows * 4;  // 4 bytes × 16 rows: one 64-byte vector
+
+class QPanels {
+ public:
+  QPanels() = default;
+  // Whether `type` has a panel layout (Q8_0, Q4_0).
+  static bool supports(quant::Type type);
+  // Packs N rows of K elements of `type` (GGUF bytes, row stride quant::row_bytes(type, K), no
+  // alignment needed). K must be a positive multiple of 32, N positive, and supports(type)
+  // (ork::Error otherwise). Panels are packed in parallel on `pool` when given.
+  static QPanels pack(quant::Type type, const void* data, int64_t n, int64_t k,
+                      ThreadPool* pool = nullptr);
+
+  quant::Type type() const { return type_; }
+  int64_t n() const { return n_; }
+  int64_t k() const { return k_; }
+  int64_t blocks() const { return k_ / 32; }
+  int64_t panels() const { return (n_ + kPanelRows - 1) / kPanelRows; }
+  // Bytes of one panel (a multiple of 64), of its scale region, of one block's quants in a panel,
+  // and of the whole matrix.
+  int64_t panel_bytes() const { return panel_bytes_; }
+  int64_t scale_bytes() const { return scale_bytes_; }
+  int64_t block_bytes() const { return block_bytes_; }
+  size_t bytes() const { return size_t(panels() * panel_bytes_); }
+  const uint8_t* panel(int64_t p) const { return data_.get() + p * panel_bytes_; }
+
+  // Writes the GGUF bytes back (N rows); the inverse of pack, for tests and tools.
+  void unpack(void* data) const;
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t[], Free> data_;
+  quant::Type type_ = quant::Type::Q8_0;
+  int64_t n_ = 0, k_ = 0, panel_bytes_ = 0, scale_bytes_ = 0, block_bytes_ = 0;
+};
+
+// y[i·ys + 16c + r] for rows i < nx of x (BlockQ8A rows, stride xs bytes) and the ncol first
+// columns of `np` consecutive panels starting at `panels` (1 <= np <= kPanelTileMax,
+// (np−1)·16 < ncol <= np·16, 1 <= nx <= kPanelTileX). Numerics as in the header comment.
+inline constexpr int kPanelTileMax = 2;
+inline constexpr int kPanelTileX = 4;
+using PanelTileFn = void (*)(int64_t nb, const uint8_t* panels, int64_t panel_bytes,
+                             int64_t scale_bytes, int np, int ncol, const uint8_t* x, int64_t xs,
+                             int nx, float* y, int64_t ys);
+
+struct PanelKernels {
+  PanelTileFn q8_0 = nullptr;
+  PanelTileFn q4_0 = nullptr;
+};
+
+// The panel kernel of `isa` for `type`, or null when there is none (then the type runs on the GGUF
+// layout). The scalar kernels are the reference every vector kernel must equal bit for bit.
+PanelTileFn panel_kernel(quant::Type type, Isa isa);
+const PanelKernels* panel_kernels_scalar();
+const PanelKernels* panel_kernels_avx512vnni();  // null when not built for x86-64
+const PanelKernels* panel_kernels_neon();        // null when not built for aarch64
+
+// Y[M×N] = X[M×K] · Wᵀ for packed W, with activations quantized per row to BlockQ8A
+// (quantize_row_q8a), on `pool`, with the panel kernel of `isa` (ork::Error when it has none).
+// x: M rows of K f32; y: M rows of N f32 (must not overlap x). Every output is computed by one
+// thread with the same operations whatever the thread count, tiling and M.
+void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y,
+                    Isa isa = best_isa());
+
+}  // namespace ork::ops

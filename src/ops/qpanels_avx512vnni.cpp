@@ -1,0 +1,141 @@
+// The Isa::kAvx512Vnni panel kernels of qpanels.h: 512-bit vpdpbusd of 16 panel rows (unsigned:
+// Q8_0 quants + 128, Q4_0 nibbles) against four broadcast activation bytes (signed), a register
+// tile of up to kPanelTileX activation rows × kPanelTileMax panels. Per block and output lane: the
+// exact int32 dot (minus 128·Σx or 8·Σx), one f32 multiply of the scales and one FMA — the
+// reference's operations.
+#include "ops/qpanels.h"
+
+#include <cstring>
+
+#if defined(__x86_64__)
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
+// GCC 12 reports the _mm512_undefined_ps() pass-through of its own cvt intrinsics as uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+namespace ork::ops {
+namespace {
+
+// Adds the products of 4 consecutive quants of 16 rows (w[c], panel c) and the 4 activation bytes
+// qs[first .. first+3] of block b to s[i][c], for every activation row i.
+template <int RX, int NP>
+inline void add_group(__m512i (&s)[RX][NP], const __m512i (&w)[NP], const BlockQ8A* const (&xr)[RX],
+                      int64_t b, int first) {
+#pragma GCC unroll 8
+  for (int i = 0; i < RX; ++i) {
+    int32_t xq;
+    std::memcpy(&xq, xr[i][b].qs + first, 4);
+    const __m512i xv = _mm512_set1_epi32(xq);
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) s[i][c] = _mm512_dpbusd_epi32(s[i][c], w[c], xv);
+  }
+}
+
+template <bool Q4, int RX, int NP>
+void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
+                const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+  __m512 acc[RX][NP];
+  #pragma GCC unroll 8
+  for (int i = 0; i < RX; ++i)
+    #pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) acc[i][c] = _mm512_setzero_ps();
+  const BlockQ8A* xr[RX];
+  #pragma GCC unroll 8
+  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const BlockQ8A*>(x + i * xs);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    __m512i s[RX][NP];
+    #pragma GCC unroll 8
+    for (int i = 0; i < RX; ++i)
+      #pragma GCC unroll 8
+      for (int c = 0; c < NP; ++c) s[i][c] = _mm512_setzero_si512();
+    if constexpr (Q4) {
+      // Byte group g holds elements 4g.. (low nibbles) and 16+4g.. (high nibbles).
+      const uint8_t* q = panels + sb + b * 4 * kPanelGroupBytes;
+      const __m512i m4 = _mm512_set1_epi8(15);
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        __m512i lo[NP], hi[NP];
+#pragma GCC unroll 8
+        for (int c = 0; c < NP; ++c) {
+          const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + g * kPanelGroupBytes));
+          lo[c] = _mm512_and_si512(v, m4);
+          hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        }
+        add_group<RX, NP>(s, lo, xr, b, 4 * g);
+        add_group<RX, NP>(s, hi, xr, b, 16 + 4 * g);
+      }
+    } else {
+      const uint8_t* u = panels + sb + b * 8 * kPanelGroupBytes;
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        __m512i w[NP];
+#pragma GCC unroll 8
+        for (int c = 0; c < NP; ++c)
+          w[c] = _mm512_load_si512(reinterpret_cast<const void*>(u + c * pb + g * kPanelGroupBytes));
+        add_group<RX, NP>(s, w, xr, b, 4 * g);
+      }
+    }
+    __m512 dw[NP];
+    #pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c)
+      dw[c] = _mm512_cvtph_ps(
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(panels + c * pb + b * kPanelRows * 2)));
+    #pragma GCC unroll 8
+    for (int i = 0; i < RX; ++i) {
+      const __m512i corr = _mm512_set1_epi32((Q4 ? 8 : 128) * xr[i][b].sum);
+      const __m512 dx = _mm512_set1_ps(xr[i][b].d);
+      #pragma GCC unroll 8
+      for (int c = 0; c < NP; ++c) {
+        const __m512 p = _mm512_cvtepi32_ps(_mm512_sub_epi32(s[i][c], corr));
+        acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(dw[c], dx), p, acc[i][c]);
+      }
+    }
+  }
+  #pragma GCC unroll 8
+  for (int i = 0; i < RX; ++i)
+    #pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) {
+      const int valid = ncol - c * kPanelRows;
+      const __mmask16 m = valid >= 16 ? __mmask16(0xffff) : __mmask16((1u << valid) - 1);
+      _mm512_mask_storeu_ps(y + i * ys + c * kPanelRows, m, acc[i][c]);
+    }
+}
+
+template <bool Q4, int RX>
+void tile_rows(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
+               const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+  if (np == 2)
+    tile_fixed<Q4, RX, 2>(nb, panels, pb, sb, ncol, x, xs, y, ys);
+  else
+    tile_fixed<Q4, RX, 1>(nb, panels, pb, sb, ncol, x, xs, y, ys);
+}
+
+template <bool Q4>
+void tile(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
+          const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
+  static_assert(kPanelTileX == 4 && kPanelTileMax == 2);
+  switch (nx) {
+    case 4: tile_rows<Q4, 4>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
+    case 3: tile_rows<Q4, 3>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
+    case 2: tile_rows<Q4, 2>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
+    default: tile_rows<Q4, 1>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
+  }
+}
+
+const PanelKernels kTable = {tile<false>, tile<true>};
+
+}  // namespace
+
+const PanelKernels* panel_kernels_avx512vnni() { return &kTable; }
+
+}  // namespace ork::ops
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+#else
+namespace ork::ops {
+const PanelKernels* panel_kernels_avx512vnni() { return nullptr; }
+}  // namespace ork::ops
+#endif
