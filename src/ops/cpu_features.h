@@ -13,7 +13,8 @@
 // does not depend on the vector width: per-element IEEE operations in a fixed order (no FMA
 // contraction: the build passes -ffp-contract=off), exact reductions such as max, or reductions
 // with a fixed lane layout (vec.h).
-#if defined(__x86_64__) && defined(__linux__)
+// Not under ThreadSanitizer: its runtime is not ready when the loader runs ifunc resolvers.
+#if defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_THREAD__)
 #define ORK_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define ORK_VECTOR_CLONES

@@ -14,7 +14,9 @@
 namespace ork::ops {
 namespace {
 
-// The weight of element e (0..31) of block-panel `q` (one block's quants in a panel), row r.
+// ---- The reference kernels: the numerics of qpanels.h written out per output. ----
+
+// The weight of element e (0..31) of a Q8_0 / Q4_0 block's quants in a panel, row r.
 inline int32_t weight_q8_0(const uint8_t* q, int r, int e) {
   return int8_t(q[(e / 4) * kPanelGroupBytes + r * 4 + e % 4] ^ 0x80);
 }
@@ -23,10 +25,9 @@ inline int32_t weight_q4_0(const uint8_t* q, int r, int e) {
   return int32_t(e < 16 ? byte & 15 : byte >> 4) - 8;
 }
 
-// The reference kernels: the numerics of qpanels.h written out per output.
-template <int32_t (*Weight)(const uint8_t*, int, int), int64_t BlockBytes>
-void tile_scalar(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t scale_bytes,
-                 int np, int ncol, const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
+template <int32_t (*Weight)(const uint8_t*, int, int), int64_t QuantBytes>
+void tile_scalar_32(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t scale_bytes,
+                    int np, int ncol, const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
   for (int i = 0; i < nx; ++i) {
     const auto* xb = reinterpret_cast<const BlockQ8A*>(x + i * xs);
     for (int c = 0; c < np * kPanelRows && c < ncol; ++c) {
@@ -36,7 +37,7 @@ void tile_scalar(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t
       for (int64_t b = 0; b < nb; ++b) {
         uint16_t dh;
         std::memcpy(&dh, panel + (b * kPanelRows + r) * 2, 2);
-        const uint8_t* q = panel + scale_bytes + b * BlockBytes;
+        const uint8_t* q = panel + scale_bytes + b * QuantBytes;
         int32_t p = 0;
         for (int e = 0; e < quant::kQK; ++e) p += Weight(q, r, e) * xb[b].qs[e];
         acc = std::fma(f16_to_f32(dh) * xb[b].d, float(p), acc);
@@ -46,44 +47,141 @@ void tile_scalar(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t
   }
 }
 
-constexpr int64_t kQ8BlockBytes = 8 * kPanelGroupBytes;  // 512: 32 bytes × 16 rows
-constexpr int64_t kQ4BlockBytes = 4 * kPanelGroupBytes;  // 256: 16 bytes × 16 rows
-
-const PanelKernels kScalar = {tile_scalar<weight_q8_0, kQ8BlockBytes>,
-                              tile_scalar<weight_q4_0, kQ4BlockBytes>};
-
-// GGUF block geometry: bytes per block, bytes of quants after the fp16 scale.
-struct GgufBlock {
-  int64_t bytes, quant_bytes;
-};
-GgufBlock gguf_block(quant::Type t) {
-  return t == quant::Type::Q8_0 ? GgufBlock{int64_t(sizeof(quant::BlockQ8_0)), 32}
-                                : GgufBlock{int64_t(sizeof(quant::BlockQ4_0)), 16};
+// Q4_K: per super-block, isum = Σ_s sc_s·Σ_{e∈s} q·x and msum = Σ_s m_s·Σ_{e∈s} x (exact int32),
+// then acc = fma(d·d_x, f32(isum), acc); acc = fma(−(dmin·d_x), f32(msum), acc).
+void tile_scalar_q4_k(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t scale_bytes,
+                      int np, int ncol, const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
+  for (int i = 0; i < nx; ++i) {
+    const auto* xb = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
+    for (int c = 0; c < np * kPanelRows && c < ncol; ++c) {
+      const uint8_t* panel = panels + (c / kPanelRows) * panel_bytes;
+      const int r = c % kPanelRows;
+      float acc = 0.0f;
+      for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* s = panel + b * kPanelQ4KScaleBytes;
+        const uint8_t* q = panel + scale_bytes + b * kPanelQ4KQuantBytes;
+        uint16_t dh, mh;
+        std::memcpy(&dh, s + 2 * r, 2);
+        std::memcpy(&mh, s + 32 + 2 * r, 2);
+        int32_t isum = 0, msum = 0;
+        for (int sb = 0; sb < 8; ++sb) {
+          int32_t p = 0;
+          for (int e = 0; e < 32; ++e) {
+            const uint8_t byte = q[((sb / 2) * 8 + e / 4) * kPanelGroupBytes + r * 4 + e % 4];
+            p += int32_t(sb % 2 ? byte >> 4 : byte & 15) * xb[b].qs[32 * sb + e];
+          }
+          isum += int32_t(s[64 + 16 * sb + r]) * p;
+          msum += int32_t(s[192 + 16 * sb + r]) * (xb[b].bsums[2 * sb] + xb[b].bsums[2 * sb + 1]);
+        }
+        acc = std::fma(f16_to_f32(dh) * xb[b].d, float(isum), acc);
+        acc = std::fma(-(f16_to_f32(mh) * xb[b].d), float(msum), acc);
+      }
+      y[i * ys + c] = acc;
+    }
+  }
 }
 
-// Panel byte (group g, row r, byte e) <-> GGUF quant byte 4g+e (both types); Q8_0 flips the sign bit.
-inline uint8_t to_panel(quant::Type t, uint8_t b) { return t == quant::Type::Q8_0 ? b ^ 0x80 : b; }
+const PanelKernels kScalar = {tile_scalar_32<weight_q8_0, 8 * kPanelGroupBytes>,
+                              tile_scalar_32<weight_q4_0, 4 * kPanelGroupBytes>, tile_scalar_q4_k};
+
+// ---- Layout geometry per type. ----
+
+struct Geometry {
+  int64_t block_elems;   // elements per GGUF block
+  int64_t gguf_bytes;    // bytes per GGUF block
+  int64_t scale_bytes;   // scale-region bytes per block in a panel
+  int64_t quant_bytes;   // quant-region bytes per block in a panel
+};
+
+Geometry geometry(quant::Type t) {
+  switch (t) {
+    case quant::Type::Q8_0: return {32, int64_t(sizeof(quant::BlockQ8_0)), 32, 8 * kPanelGroupBytes};
+    case quant::Type::Q4_0: return {32, int64_t(sizeof(quant::BlockQ4_0)), 32, 4 * kPanelGroupBytes};
+    default: return {256, int64_t(sizeof(quant::BlockQ4_K)), kPanelQ4KScaleBytes, kPanelQ4KQuantBytes};
+  }
+}
+
+// Q4_K's 12 scale bytes <-> 8 six-bit scales and 8 six-bit mins (a bijection: 96 bits each way).
+void unpack_k_scales(const uint8_t* s, uint8_t* sc, uint8_t* m) {
+  for (int j = 0; j < 4; ++j) {
+    sc[j] = s[j] & 63;
+    m[j] = s[j + 4] & 63;
+  }
+  for (int j = 4; j < 8; ++j) {
+    sc[j] = uint8_t((s[j + 4] & 15) | ((s[j - 4] >> 6) << 4));
+    m[j] = uint8_t((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+  }
+}
+void pack_k_scales(const uint8_t* sc, const uint8_t* m, uint8_t* s) {
+  for (int j = 0; j < 4; ++j) {
+    s[j] = uint8_t(sc[j] | ((sc[j + 4] >> 4) << 6));
+    s[j + 4] = uint8_t(m[j] | ((m[j + 4] >> 4) << 6));
+    s[j + 8] = uint8_t((sc[j + 4] & 15) | ((m[j + 4] & 15) << 4));
+  }
+}
+
+// Moves one GGUF block of row r into / out of its panel (scale region `s`, quant region `q`).
+// Quant byte 4g+e of a 32-element block (and byte 32j+4g+e of a Q4_K block) sits at panel offset
+// (group)·64 + 4r + e; Q8_0 quants flip their sign bit.
+void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q) {
+  if (t == quant::Type::Q4_K) {
+    std::memcpy(s + 2 * r, blk, 2);        // d
+    std::memcpy(s + 32 + 2 * r, blk + 2, 2);  // dmin
+    uint8_t sc[8], m[8];
+    unpack_k_scales(blk + 4, sc, m);
+    for (int j = 0; j < 8; ++j) {
+      s[64 + 16 * j + r] = sc[j];
+      s[192 + 16 * j + r] = m[j];
+    }
+    for (int j = 0; j < 128; ++j) q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4] = blk[16 + j];
+    return;
+  }
+  std::memcpy(s + 2 * r, blk, 2);
+  const int n = t == quant::Type::Q8_0 ? 32 : 16;
+  const uint8_t flip = t == quant::Type::Q8_0 ? 0x80 : 0;
+  for (int j = 0; j < n; ++j) q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4] = blk[2 + j] ^ flip;
+}
+
+void get_block(quant::Type t, const uint8_t* s, const uint8_t* q, int r, uint8_t* blk) {
+  if (t == quant::Type::Q4_K) {
+    std::memcpy(blk, s + 2 * r, 2);
+    std::memcpy(blk + 2, s + 32 + 2 * r, 2);
+    uint8_t sc[8], m[8];
+    for (int j = 0; j < 8; ++j) {
+      sc[j] = s[64 + 16 * j + r];
+      m[j] = s[192 + 16 * j + r];
+    }
+    pack_k_scales(sc, m, blk + 4);
+    for (int j = 0; j < 128; ++j) blk[16 + j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4];
+    return;
+  }
+  std::memcpy(blk, s + 2 * r, 2);
+  const int n = t == quant::Type::Q8_0 ? 32 : 16;
+  const uint8_t flip = t == quant::Type::Q8_0 ? 0x80 : 0;
+  for (int j = 0; j < n; ++j) blk[2 + j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4] ^ flip;
+}
 
 }  // namespace
 
 void QPanels::Free::operator()(uint8_t* p) const { std::free(p); }
 
 bool QPanels::supports(quant::Type type) {
-  return type == quant::Type::Q8_0 || type == quant::Type::Q4_0;
+  return type == quant::Type::Q8_0 || type == quant::Type::Q4_0 || type == quant::Type::Q4_K;
 }
 
 QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, ThreadPool* pool) {
   ORK_CHECK(supports(type), "ops::QPanels: no panel layout for ", quant::traits(type).name);
-  ORK_CHECK(n > 0 && k > 0 && k % quant::kQK == 0, "ops::QPanels: shape N=", n, " K=", k,
-            " is not N > 0 rows of a positive multiple of 32");
+  const Geometry g = geometry(type);
+  ORK_CHECK(n > 0 && k > 0 && k % g.block_elems == 0, "ops::QPanels: shape N=", n, " K=", k,
+            " is not N > 0 rows of a positive multiple of ", g.block_elems, " (", quant::traits(type).name, ")");
   QPanels out;
   out.type_ = type;
   out.n_ = n;
   out.k_ = k;
-  const GgufBlock gb = gguf_block(type);
-  const int64_t nb = k / quant::kQK;
-  out.block_bytes_ = gb.quant_bytes * kPanelRows;
-  out.scale_bytes_ = int64_t(align_up(uint64_t(nb * kPanelRows * 2), 64));
+  const int64_t nb = k / g.block_elems;
+  out.block_elems_ = g.block_elems;
+  out.block_bytes_ = g.quant_bytes;
+  out.scale_bytes_ = int64_t(align_up(uint64_t(nb * g.scale_bytes), 64));
   out.panel_bytes_ = out.scale_bytes_ + nb * out.block_bytes_;
   const uint64_t total = checked_mul(uint64_t(out.panels()), uint64_t(out.panel_bytes_), "QPanels size");
   auto* mem = static_cast<uint8_t*>(std::aligned_alloc(64, size_t(align_up(total, 64))));
@@ -91,9 +189,9 @@ QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, 
   out.data_.reset(mem);
 
   const auto* src = static_cast<const uint8_t*>(data);
-  const int64_t row_bytes = nb * gb.bytes;
-  // Padding rows: scale 0 and weights 0 (0x80 for Q8_0, nibbles 8 for Q4_0).
-  const uint8_t zero_weight = type == quant::Type::Q8_0 ? 0x80 : 0x88;
+  const int64_t row_bytes = nb * g.gguf_bytes;
+  // Padding rows: scales 0, weights 0 (0x80 for Q8_0, nibbles 8 for Q4_0; Q4_K: scale 0 and min 0).
+  const uint8_t zero_weight = type == quant::Type::Q8_0 ? 0x80 : (type == quant::Type::Q4_0 ? 0x88 : 0);
   const auto pack_panels = [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       uint8_t* panel = mem + p * out.panel_bytes_;
@@ -101,13 +199,9 @@ QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, 
       std::memset(panel + out.scale_bytes_, zero_weight, size_t(out.panel_bytes_ - out.scale_bytes_));
       for (int r = 0; r < kPanelRows && p * kPanelRows + r < n; ++r) {
         const uint8_t* row = src + (p * kPanelRows + r) * row_bytes;
-        for (int64_t b = 0; b < nb; ++b) {
-          const uint8_t* blk = row + b * gb.bytes;
-          std::memcpy(panel + (b * kPanelRows + r) * 2, blk, 2);
-          uint8_t* q = panel + out.scale_bytes_ + b * out.block_bytes_ + r * 4;
-          for (int j = 0; j < gb.quant_bytes; ++j)
-            q[(j / 4) * kPanelGroupBytes + j % 4] = to_panel(type, blk[2 + j]);
-        }
+        for (int64_t b = 0; b < nb; ++b)
+          put_block(type, row + b * g.gguf_bytes, r, panel + b * g.scale_bytes,
+                    panel + out.scale_bytes_ + b * out.block_bytes_);
       }
     }
   };
@@ -120,18 +214,14 @@ QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, 
 
 void QPanels::unpack(void* data) const {
   auto* dst = static_cast<uint8_t*>(data);
-  const GgufBlock gb = gguf_block(type_);
+  const Geometry g = geometry(type_);
   const int64_t nb = blocks();
   for (int64_t j = 0; j < n_; ++j) {
     const uint8_t* p = panel(j / kPanelRows);
-    const int64_t r = j % kPanelRows;
-    for (int64_t b = 0; b < nb; ++b) {
-      uint8_t* blk = dst + (j * nb + b) * gb.bytes;
-      std::memcpy(blk, p + (b * kPanelRows + r) * 2, 2);
-      const uint8_t* q = p + scale_bytes_ + b * block_bytes_ + r * 4;
-      for (int i = 0; i < gb.quant_bytes; ++i)
-        blk[2 + i] = to_panel(type_, q[(i / 4) * kPanelGroupBytes + i % 4]);
-    }
+    const int r = int(j % kPanelRows);
+    for (int64_t b = 0; b < nb; ++b)
+      get_block(type_, p + b * g.scale_bytes, p + scale_bytes_ + b * block_bytes_, r,
+                dst + (j * nb + b) * g.gguf_bytes);
   }
 }
 
@@ -150,6 +240,7 @@ PanelTileFn panel_kernel(quant::Type type, Isa isa) {
   switch (type) {
     case quant::Type::Q8_0: return k->q8_0;
     case quant::Type::Q4_0: return k->q4_0;
+    case quant::Type::Q4_K: return k->q4_k;
     default: return nullptr;
   }
 }
@@ -162,14 +253,19 @@ void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& 
   ORK_CHECK(m >= 0, "ops::matmul_qpanels: negative M=", m);
   if (m == 0) return;
   const int64_t k = w.k(), n = w.n(), nb = w.blocks();
-  const int64_t xs = nb * int64_t(sizeof(BlockQ8A));
+  const bool q8k = w.block_elems() == quant::kQK_K;
+  const int64_t xs = nb * int64_t(q8k ? sizeof(quant::BlockQ8_K) : sizeof(BlockQ8A));
 
   thread_local std::vector<uint8_t> act_buf;
   if (act_buf.size() < size_t(m * xs)) act_buf.resize(size_t(m * xs));
   uint8_t* act = act_buf.data();
   const auto quantize = [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-      quantize_row_q8a(x + r * k, k, reinterpret_cast<BlockQ8A*>(act + r * xs));
+    for (int64_t r = r0; r < r1; ++r) {
+      if (q8k)
+        quantize_row_q8k(x + r * k, k, reinterpret_cast<quant::BlockQ8_K*>(act + r * xs));
+      else
+        quantize_row_q8a(x + r * k, k, reinterpret_cast<BlockQ8A*>(act + r * xs));
+    }
   };
   if (m >= 8)
     pool.parallel_for(m, 4, quantize);
@@ -185,7 +281,6 @@ void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& 
     m_blocks = std::min<int64_t>((m + kRowBlock - 1) / kRowBlock,
                                  (8 * int64_t(pool.size()) + n_tiles - 1) / n_tiles);
   const int64_t m_per = (m + m_blocks - 1) / m_blocks;
-  // Decode: one chunk per few tiles keeps the claim counter cheap; prefill tasks are large anyway.
   pool.parallel_for(n_tiles * m_blocks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t p0 = (task / m_blocks) * kPanelTileMax;

@@ -1,4 +1,4 @@
-// QPanels — Q8_0 or Q4_0 weights re-laid out in panels of 16 rows for a register-tiled int8 GEMM.
+// QPanels — Q8_0, Q4_0 or Q4_K weights re-laid out in panels of 16 rows for a register-tiled int8 GEMM.
 //
 // The GGUF layout puts each weight row's 32-element blocks one after another, so a dot product
 // ends with a horizontal sum per output and every (row, column) pair of a tile repeats the same
@@ -7,22 +7,29 @@
 // instruction that sums groups of four byte products (x86 vpdpbusd, Arm sdot by element) against a
 // broadcast of four activation bytes yields 16 outputs at once.
 //
-//   panel p = weight rows 16p .. 16p+15 (rows past N are zero: scale 0, quants 0)
-//   per panel:  uint16 d[nb][16]          the rows' block scales, fp16 bits as in the GGUF block
-//               (zero padding to a multiple of 64 bytes)
-//               then per block the quants:
+//   panel p = weight rows 16p .. 16p+15 (rows past N are zero: scales 0, weights 0)
+//   per panel:  the scale region, one entry per block (nb blocks), padded to a multiple of 64 bytes:
+//     Q8_0, Q4_0:  uint16 d[16]             the rows' block scales, fp16 bits as in the GGUF block
+//     Q4_K:        uint16 d[16], dmin[16]   fp16 bits as in the GGUF block
+//                  uint8 sc[8][16], m[8][16]  the 6-bit sub-block scales and mins, unpacked
+//   then the quant region, per block:
 //   Q8_0:  uint8 u[nb][8][16][4]   u[b][g][r][e] = (quant 4g+e of block b of row r) XOR 0x80,
 //          i.e. the quant + 128 as an unsigned byte (vpdpbusd multiplies unsigned by signed bytes);
 //          Σ u·x = Σ w·x + 128·Σx.
 //   Q4_0:  uint8 q[nb][4][16][4]   q[b][g][r][e] = byte 4g+e of row r's GGUF block: its low nibble
 //          is element 4g+e, its high nibble element 16+4g+e (the weight is nibble − 8);
 //          Σ nibble·x = Σ w·x + 8·Σx.
-// Σx is stored in every activation block (BlockQ8A::sum), so the integer dot is recovered exactly.
+//   Q4_K:  uint8 q[nb][32][16][4]  q[b][G][r][e] = byte 4G+e of row r's 128 GGUF quant bytes: group
+//          G = 8j + g holds sub-block 2j (low nibbles) and 2j+1 (high nibbles), elements 4g .. 4g+3.
+// Activations: Q8_0 and Q4_0 take BlockQ8A rows (32 values, Σx stored, so the integer dot is
+// recovered exactly); Q4_K takes quant::BlockQ8_K rows (256 values, 16-value sums for the mins).
 //
 // Numerics per output (identical on every ISA and independent of tiling, threads and M):
-//   acc = 0;  for each block b:  p = Σ_e w·x (exact int32);  acc = fma(f32(d_w)·d_x, f32(p), acc)
-// One f32 multiply and one fused multiply-add per block; p is exact, so the only rounding besides
-// the activation quantization is those two operations per block.
+//   Q8_0, Q4_0:  acc = 0;  per block:  p = Σ_e w·x (exact int32);  acc = fma(f32(d_w)·d_x, f32(p), acc)
+//   Q4_K:        per super-block:  isum = Σ_s sc_s·Σ_{e∈s} q·x,  msum = Σ_s m_s·Σ_{e∈s} x (exact int32);
+//                acc = fma(f32(d)·d_x, f32(isum), acc);  acc = fma(−(f32(dmin)·d_x), f32(msum), acc)
+// The integer sums are exact, so the only roundings besides the activation quantization are these
+// f32 multiplies, conversions and fused multiply-adds.
 //
 // Ownership: QPanels owns its 64-byte-aligned storage. Thread-safety: immutable after packing.
 #pragma once
@@ -40,14 +47,16 @@ namespace ork::ops {
 
 inline constexpr int kPanelRows = 16;
 inline constexpr int kPanelGroupBytes = kPanelRows * 4;  // 4 bytes × 16 rows: one 64-byte vector
+inline constexpr int kPanelQ4KScaleBytes = 64 + 2 * 8 * kPanelRows;  // 320: d, dmin, sc, m
+inline constexpr int kPanelQ4KQuantBytes = 32 * kPanelGroupBytes;    // 2048: 128 bytes × 16 rows
 
 class QPanels {
  public:
   QPanels() = default;
-  // Whether `type` has a panel layout (Q8_0, Q4_0).
+  // Whether `type` has a panel layout (Q8_0, Q4_0, Q4_K).
   static bool supports(quant::Type type);
   // Packs N rows of K elements of `type` (GGUF bytes, row stride quant::row_bytes(type, K), no
-  // alignment needed). K must be a positive multiple of 32, N positive, and supports(type)
+  // alignment needed). K must be a positive multiple of the block size, N positive, and supports(type)
   // (ork::Error otherwise). Panels are packed in parallel on `pool` when given.
   static QPanels pack(quant::Type type, const void* data, int64_t n, int64_t k,
                       ThreadPool* pool = nullptr);
@@ -55,7 +64,8 @@ class QPanels {
   quant::Type type() const { return type_; }
   int64_t n() const { return n_; }
   int64_t k() const { return k_; }
-  int64_t blocks() const { return k_ / 32; }
+  int64_t block_elems() const { return block_elems_; }  // 32, or 256 for Q4_K
+  int64_t blocks() const { return k_ / block_elems_; }
   int64_t panels() const { return (n_ + kPanelRows - 1) / kPanelRows; }
   // Bytes of one panel (a multiple of 64), of its scale region, of one block's quants in a panel,
   // and of the whole matrix.
@@ -74,10 +84,10 @@ class QPanels {
   };
   std::unique_ptr<uint8_t[], Free> data_;
   quant::Type type_ = quant::Type::Q8_0;
-  int64_t n_ = 0, k_ = 0, panel_bytes_ = 0, scale_bytes_ = 0, block_bytes_ = 0;
+  int64_t n_ = 0, k_ = 0, block_elems_ = 32, panel_bytes_ = 0, scale_bytes_ = 0, block_bytes_ = 0;
 };
 
-// y[i·ys + 16c + r] for rows i < nx of x (BlockQ8A rows, stride xs bytes) and the ncol first
+// y[i·ys + 16c + r] for rows i < nx of x (activation rows as above, stride xs bytes) and the ncol first
 // columns of `np` consecutive panels starting at `panels` (1 <= np <= kPanelTileMax,
 // (np−1)·16 < ncol <= np·16, 1 <= nx <= kPanelTileX). Numerics as in the header comment.
 inline constexpr int kPanelTileMax = 2;
@@ -89,6 +99,7 @@ using PanelTileFn = void (*)(int64_t nb, const uint8_t* panels, int64_t panel_by
 struct PanelKernels {
   PanelTileFn q8_0 = nullptr;
   PanelTileFn q4_0 = nullptr;
+  PanelTileFn q4_k = nullptr;
 };
 
 // The panel kernel of `isa` for `type`, or null when there is none (then the type runs on the GGUF
@@ -98,8 +109,8 @@ const PanelKernels* panel_kernels_scalar();
 const PanelKernels* panel_kernels_avx512vnni();  // null when not built for x86-64
 const PanelKernels* panel_kernels_neon();        // null when not built for aarch64
 
-// Y[M×N] = X[M×K] · Wᵀ for packed W, with activations quantized per row to BlockQ8A
-// (quantize_row_q8a), on `pool`, with the panel kernel of `isa` (ork::Error when it has none).
+// Y[M×N] = X[M×K] · Wᵀ for packed W, with activations quantized per row (quantize_row_q8a, or
+// quantize_row_q8k for Q4_K), on `pool`, with the panel kernel of `isa` (ork::Error when it has none).
 // x: M rows of K f32; y: M rows of N f32 (must not overlap x). Every output is computed by one
 // thread with the same operations whatever the thread count, tiling and M.
 void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y,

@@ -5,6 +5,8 @@
 // reference's operations.
 #include "ops/qpanels.h"
 
+#include "quant/blocks.h"
+
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -113,6 +115,115 @@ void tile_rows(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np
     tile_fixed<Q4, RX, 1>(nb, panels, pb, sb, ncol, x, xs, y, ys);
 }
 
+// ---- Q4_K: per super-block, 8 sub-blocks of 32; each 64-byte group vector holds 4 quants of 16
+// rows for sub-block 2j (low nibbles) and 2j+1 (high nibbles). ----
+template <int RX, int NP>
+void tile_q4_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
+                     const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+  __m512 acc[RX][NP];
+#pragma GCC unroll 8
+  for (int i = 0; i < RX; ++i)
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) acc[i][c] = _mm512_setzero_ps();
+  const quant::BlockQ8_K* xr[RX];
+#pragma GCC unroll 8
+  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
+  const __m512i m4 = _mm512_set1_epi8(15);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * kPanelQ4KQuantBytes;
+    const uint8_t* sc = panels + b * kPanelQ4KScaleBytes;
+    __m512i isum[RX][NP];
+#pragma GCC unroll 8
+    for (int i = 0; i < RX; ++i)
+#pragma GCC unroll 8
+      for (int c = 0; c < NP; ++c) isum[i][c] = _mm512_setzero_si512();
+#pragma GCC unroll 1
+    for (int j = 0; j < 4; ++j)
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const int sub = 2 * j + h;
+      __m512i p[RX][NP];
+#pragma GCC unroll 8
+      for (int i = 0; i < RX; ++i)
+#pragma GCC unroll 8
+        for (int c = 0; c < NP; ++c) p[i][c] = _mm512_setzero_si512();
+      const uint8_t* qj = q + j * 8 * kPanelGroupBytes;
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        __m512i w[NP];
+#pragma GCC unroll 8
+        for (int c = 0; c < NP; ++c) {
+          const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(qj + c * pb + g * kPanelGroupBytes));
+          w[c] = _mm512_and_si512(h ? _mm512_srli_epi16(v, 4) : v, m4);
+        }
+#pragma GCC unroll 8
+        for (int i = 0; i < RX; ++i) {
+          int32_t xq;
+          std::memcpy(&xq, xr[i][b].qs + 32 * sub + 4 * g, 4);
+          const __m512i xv = _mm512_set1_epi32(xq);
+#pragma GCC unroll 8
+          for (int c = 0; c < NP; ++c) p[i][c] = _mm512_dpbusd_epi32(p[i][c], w[c], xv);
+        }
+      }
+#pragma GCC unroll 8
+      for (int c = 0; c < NP; ++c) {
+        const __m512i scv = _mm512_cvtepu8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 64 + 16 * sub)));
+#pragma GCC unroll 8
+        for (int i = 0; i < RX; ++i)
+          isum[i][c] = _mm512_add_epi32(isum[i][c], _mm512_mullo_epi32(p[i][c], scv));
+      }
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) {
+      const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb)));
+      const __m512 dmin = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb + 32)));
+#pragma GCC unroll 8
+      for (int i = 0; i < RX; ++i) {
+        __m512i msum = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int sub = 0; sub < 8; ++sub) {
+          const __m512i mv = _mm512_cvtepu8_epi32(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 192 + 16 * sub)));
+          const int32_t bs = int32_t(xr[i][b].bsums[2 * sub]) + xr[i][b].bsums[2 * sub + 1];
+          msum = _mm512_add_epi32(msum, _mm512_mullo_epi32(mv, _mm512_set1_epi32(bs)));
+        }
+        const __m512 dx = _mm512_set1_ps(xr[i][b].d);
+        acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, dx), _mm512_cvtepi32_ps(isum[i][c]), acc[i][c]);
+        acc[i][c] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, dx), _mm512_cvtepi32_ps(msum), acc[i][c]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < RX; ++i)
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) {
+      const int valid = ncol - c * kPanelRows;
+      const __mmask16 m = valid >= 16 ? __mmask16(0xffff) : __mmask16((1u << valid) - 1);
+      _mm512_mask_storeu_ps(y + i * ys + c * kPanelRows, m, acc[i][c]);
+    }
+}
+
+template <int RX>
+void tile_q4_k_rows(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
+                    const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+  if (np == 2)
+    tile_q4_k_fixed<RX, 2>(nb, panels, pb, sb, ncol, x, xs, y, ys);
+  else
+    tile_q4_k_fixed<RX, 1>(nb, panels, pb, sb, ncol, x, xs, y, ys);
+}
+
+void tile_q4_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
+               const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
+  switch (nx) {
+    case 4: tile_q4_k_rows<4>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
+    case 3: tile_q4_k_rows<3>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
+    case 2: tile_q4_k_rows<2>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
+    default: tile_q4_k_rows<1>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
+  }
+}
+
 template <bool Q4>
 void tile(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
           const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
@@ -125,7 +236,7 @@ void tile(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int
   }
 }
 
-const PanelKernels kTable = {tile<false>, tile<true>};
+const PanelKernels kTable = {tile<false>, tile<true>, tile_q4_k};
 
 }  // namespace
 

@@ -5,6 +5,8 @@
 // reference's operations.
 #include "ops/qpanels.h"
 
+#include "quant/blocks.h"
+
 #include <cstring>
 #include <utility>
 
@@ -94,6 +96,106 @@ void panel_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const ui
   }
 }
 
+// ---- Q4_K: group G of the current sub-block pair; nibble half H (0: sub-block 2j, 1: 2j+1). ----
+template <int G, int H, int RX>
+inline void q4_k_group(const uint8_t* qj, const int8x16_t (&xv)[RX][2], int32x4_t (&s)[RX][4]) {
+  const uint8x16_t m4 = vdupq_n_u8(15);
+  int8x16_t w[4];
+  for (int q = 0; q < 4; ++q) {
+    const uint8x16_t v = vld1q_u8(qj + G * kPanelGroupBytes + 16 * q);
+    w[q] = vreinterpretq_s8_u8(H ? vshrq_n_u8(v, 4) : vandq_u8(v, m4));  // 0..15: valid as signed
+  }
+  dot_group<G, RX>(w, xv, s);
+}
+
+// The 16 lanes of a byte row (16 rows' sub-block scale or min) as four int32x4.
+inline void widen16(const uint8_t* p, int32x4_t (&out)[4]) {
+  const uint8x16_t v = vld1q_u8(p);
+  const uint16x8_t lo = vmovl_u8(vget_low_u8(v)), hi = vmovl_u8(vget_high_u8(v));
+  out[0] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(lo)));
+  out[1] = vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(lo)));
+  out[2] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(hi)));
+  out[3] = vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(hi)));
+}
+
+template <int H, int RX>
+inline void q4_k_sub(const uint8_t* qj, const uint8_t* sc, int sub, const quant::BlockQ8_K* const (&xr)[RX],
+                     int64_t b, int32x4_t (&isum)[RX][4]) {
+  int8x16_t xv[RX][2];
+  int32x4_t p[RX][4];
+  for (int i = 0; i < RX; ++i) {
+    xv[i][0] = vld1q_s8(xr[i][b].qs + 32 * sub);
+    xv[i][1] = vld1q_s8(xr[i][b].qs + 32 * sub + 16);
+    for (int q = 0; q < 4; ++q) p[i][q] = vdupq_n_s32(0);
+  }
+  [&]<int... G>(std::integer_sequence<int, G...>) {
+    (q4_k_group<G, H, RX>(qj, xv, p), ...);
+  }(std::make_integer_sequence<int, 8>());
+  int32x4_t scv[4];
+  widen16(sc + 64 + 16 * sub, scv);
+  for (int i = 0; i < RX; ++i)
+    for (int q = 0; q < 4; ++q) isum[i][q] = vmlaq_s32(isum[i][q], p[i][q], scv[q]);
+}
+
+template <int RX>
+void q4_k_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+               float* y, int64_t ys) {
+  float32x4_t acc[RX][4];
+  const quant::BlockQ8_K* xr[RX];
+  for (int i = 0; i < RX; ++i) {
+    xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
+    for (int q = 0; q < 4; ++q) acc[i][q] = vdupq_n_f32(0.0f);
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* qb = panel + sb + b * kPanelQ4KQuantBytes;
+    const uint8_t* sc = panel + b * kPanelQ4KScaleBytes;
+    int32x4_t isum[RX][4], msum[RX][4];
+    for (int i = 0; i < RX; ++i)
+      for (int q = 0; q < 4; ++q) isum[i][q] = msum[i][q] = vdupq_n_s32(0);
+    for (int j = 0; j < 4; ++j) {
+      const uint8_t* qj = qb + j * 8 * kPanelGroupBytes;
+      q4_k_sub<0, RX>(qj, sc, 2 * j, xr, b, isum);
+      q4_k_sub<1, RX>(qj, sc, 2 * j + 1, xr, b, isum);
+    }
+    for (int sub = 0; sub < 8; ++sub) {
+      int32x4_t mv[4];
+      widen16(sc + 192 + 16 * sub, mv);
+      for (int i = 0; i < RX; ++i) {
+        const int32_t bs = int32_t(xr[i][b].bsums[2 * sub]) + xr[i][b].bsums[2 * sub + 1];
+        for (int q = 0; q < 4; ++q) msum[i][q] = vmlaq_n_s32(msum[i][q], mv[q], bs);
+      }
+    }
+    const auto* dh = reinterpret_cast<const float16_t*>(sc);
+    for (int q = 0; q < 4; ++q) {
+      const float32x4_t d = vcvt_f32_f16(vld1_f16(dh + 4 * q));
+      const float32x4_t dmin = vcvt_f32_f16(vld1_f16(dh + 16 + 4 * q));
+      for (int i = 0; i < RX; ++i) {
+        const float32x4_t dx = vdupq_n_f32(xr[i][b].d);
+        acc[i][q] = vfmaq_f32(acc[i][q], vmulq_f32(d, dx), vcvtq_f32_s32(isum[i][q]));
+        acc[i][q] = vfmsq_f32(acc[i][q], vmulq_f32(dmin, dx), vcvtq_f32_s32(msum[i][q]));
+      }
+    }
+  }
+  for (int i = 0; i < RX; ++i) {
+    alignas(16) float out[kPanelRows];
+    for (int q = 0; q < 4; ++q) vst1q_f32(out + 4 * q, acc[i][q]);
+    std::memcpy(y + i * ys, out, sizeof(float) * size_t(ncol < kPanelRows ? ncol : kPanelRows));
+  }
+}
+
+void tile_q4_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
+               const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
+  for (int c = 0; c < np; ++c) {
+    const int cols = ncol - c * kPanelRows;
+    for (int i = 0; i < nx; i += 2) {
+      if (nx - i >= 2)
+        q4_k_rows<2>(nb, panels + c * pb, sb, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
+      else
+        q4_k_rows<1>(nb, panels + c * pb, sb, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
+    }
+  }
+}
+
 template <bool Q4>
 void tile(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
           const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
@@ -108,7 +210,7 @@ void tile(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int
   }
 }
 
-const PanelKernels kTable = {tile<false>, tile<true>};
+const PanelKernels kTable = {tile<false>, tile<true>, tile_q4_k};
 
 }  // namespace
 

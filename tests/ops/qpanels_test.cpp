@@ -1,4 +1,4 @@
-// QPanels (Q8_0, Q4_0): the layout round-trips to the GGUF bytes; every ISA's panel kernel equals
+// QPanels (Q8_0, Q4_0, Q4_K): the layout round-trips to the GGUF bytes; every ISA's panel kernel equals
 // the scalar reference bit for bit; the reference equals the exact quantized product within two f32
 // roundings per block; results do not depend on threads, M or the source's alignment.
 #include "ops/qpanels.h"
@@ -29,9 +29,11 @@ class QPanelsP : public ::testing::TestWithParam<quant::Type> {};
 
 TEST_P(QPanelsP, PackUnpackRoundTripsFromAnyAlignment) {
   const quant::Type type = GetParam();
+  const int64_t block = quant::traits(type).block_size;
   for (int64_t n : kNs)
     for (int64_t k : kKs)
       for (size_t offset : {size_t(0), size_t(1), size_t(3)}) {
+        if (k % block != 0) continue;
         std::vector<uint8_t> w;
         std::vector<float> dec;
         make_weight(type, n, k, uint32_t(n * 7 + k), w, dec);
@@ -66,13 +68,16 @@ TEST(QPanels, Q8_0LayoutInterleavesFourQuantsOfSixteenRows) {
   EXPECT_EQ(p.panel(1)[p.scale_bytes() + 5 * 4], 0x80);
 }
 
-// Y by the scalar kernel, and the exact product of the decoded weights (d_w·w exactly) and the
-// quantized activations (d_x·q) in double.
-TEST_P(QPanelsP, ReferenceKernelWithinTwoRoundingsPerBlock) {
+// Y by the scalar kernel, and the exact product of the decoded weights and the quantized
+// activations (BlockQ8A, or Q8_K for Q4_K) in double. The bound: four f32 roundings of the
+// magnitude Σ|w·x| (block scales, conversions and the fused multiply-adds).
+TEST_P(QPanelsP, ReferenceKernelWithinRoundingOfTheExactProduct) {
   const quant::Type type = GetParam();
+  const bool k_quant = quant::traits(type).block_size == 256;
   ThreadPool pool(2);
   for (int64_t n : {1, 17, 40})
-    for (int64_t k : {32, 96, 1024}) {
+    for (int64_t k : {32, 96, 256, 1024}) {
+      if (k % quant::traits(type).block_size != 0) continue;
       const int64_t m = 5;
       std::vector<uint8_t> w;
       std::vector<float> dec;
@@ -81,20 +86,25 @@ TEST_P(QPanelsP, ReferenceKernelWithinTwoRoundingsPerBlock) {
       const QPanels p = QPanels::pack(type, w.data(), n, k);
       std::vector<float> y(size_t(m * n));
       matmul_qpanels(pool, x.data(), m, p, y.data(), Isa::kScalar);
-      const int64_t nb = k / 32;
-      std::vector<BlockQ8A> xq(static_cast<size_t>(nb));
+      std::vector<double> xq(static_cast<size_t>(k));  // the activations as the kernel sees them
       for (int64_t i = 0; i < m; ++i) {
-        quantize_row_q8a(x.data() + i * k, k, xq.data());
+        if (k_quant) {
+          std::vector<quant::BlockQ8_K> b(static_cast<size_t>(k / 256));
+          quantize_row_q8k(x.data() + i * k, k, b.data());
+          for (int64_t e = 0; e < k; ++e) xq[size_t(e)] = double(b[size_t(e / 256)].d) * b[size_t(e / 256)].qs[e % 256];
+        } else {
+          std::vector<BlockQ8A> b(static_cast<size_t>(k / 32));
+          quantize_row_q8a(x.data() + i * k, k, b.data());
+          for (int64_t e = 0; e < k; ++e) xq[size_t(e)] = double(b[size_t(e / 32)].d) * b[size_t(e / 32)].qs[e % 32];
+        }
         for (int64_t j = 0; j < n; ++j) {
           double exact = 0.0, mag = 0.0;
-          for (int64_t b = 0; b < nb; ++b) {
-            double term = 0.0;
-            for (int e = 0; e < 32; ++e)
-              term += double(dec[size_t(j * k + b * 32 + e)]) * double(xq[size_t(b)].d) * xq[size_t(b)].qs[e];
-            exact += term;
-            mag += std::fabs(term) + std::fabs(exact);
+          for (int64_t e = 0; e < k; ++e) {
+            const double t = double(dec[size_t(j * k + e)]) * xq[size_t(e)];
+            exact += t;
+            mag += std::fabs(t);
           }
-          const double tol = 2.0 * std::ldexp(1.0, -23) * mag + 1e-30;
+          const double tol = 4.0 * std::ldexp(1.0, -23) * mag + 1e-30;
           EXPECT_NEAR(y[size_t(i * n + j)], exact, tol) << "N=" << n << " K=" << k << " i=" << i << " j=" << j;
         }
       }
@@ -109,8 +119,9 @@ TEST_P(QPanelsP, EveryIsaKernelEqualsTheReferenceBitForBit) {
     if (panel_kernel(type, isa) == nullptr || isa == Isa::kScalar) continue;
     ++isas;
     for (int64_t n : kNs)
-      for (int64_t k : {32, 96, 1024})
+      for (int64_t k : {32, 96, 256, 1024})
         for (int64_t m : {1, 2, 3, 4, 5, 9, 33}) {
+          if (k % quant::traits(type).block_size != 0) continue;
           std::vector<uint8_t> w;
           std::vector<float> dec;
           make_weight(type, n, k, uint32_t(3 * n + k), w, dec);
@@ -148,7 +159,7 @@ TEST_P(QPanelsP, ThreadCountAndBatchIndependent) {
 TEST_P(QPanelsP, DoesNotWritePastTheLastColumn) {
   const quant::Type type = GetParam();
   ThreadPool pool(2);
-  const int64_t n = 19, k = 64, m = 3;
+  const int64_t n = 19, k = 256, m = 3;
   std::vector<uint8_t> w;
   std::vector<float> dec;
   make_weight(type, n, k, 2, w, dec);
@@ -178,7 +189,8 @@ TEST(QPanels, BadShapesAndTypesThrow) {
   EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 1, 33), Error);
   EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 0, 32), Error);
   EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 1, 0), Error);
-  EXPECT_THROW(QPanels::pack(quant::Type::Q4_K, w.data(), 1, 256), Error);
+  EXPECT_THROW(QPanels::pack(quant::Type::Q6_K, w.data(), 1, 256), Error);
+  EXPECT_THROW(QPanels::pack(quant::Type::Q4_K, w.data(), 1, 32), Error);
   EXPECT_FALSE(QPanels::supports(quant::Type::F16));
   ThreadPool pool(1);
   const QPanels p = QPanels::pack(quant::Type::Q8_0, w.data(), 4, 32);
@@ -187,7 +199,8 @@ TEST(QPanels, BadShapesAndTypesThrow) {
   EXPECT_THROW(matmul_qpanels(pool, x, 1, p, y, Isa::kAvx2), Error);
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, QPanelsP, ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0),
+INSTANTIATE_TEST_SUITE_P(Types, QPanelsP,
+                         ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_K),
                          [](const auto& info) {
                            return std::string(quant::type_name(uint32_t(info.param)));
                          });
