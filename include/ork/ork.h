@@ -79,6 +79,19 @@ typedef struct ork_model_options {
   const int* weight_mem_fds;
   const uint64_t* weight_mem_sizes;
   uint32_t n_weight_mem;
+  /* Caller-provided internal memory (npu/sim; the SDK's rknn_set_internal_mem): the device matmul
+   * scratch from the caller, one fd (a dma-buf; a memfd on the simulator) per domain of the plan:
+   * internal_mem_fds[d] holding internal_mem_sizes[d] bytes, at least ork_query_plan's
+   * internal_mem_bytes[d] (else ORK_ERR_BUFFER_TOO_SMALL, the message naming the bytes needed); a
+   * domain whose internal_mem_bytes[d] is 0 ignores its entry (fd may be -1). Each is imported into
+   * its domain and the scratch's inputs, outputs and register commands are placed in it; only the
+   * per-domain task arrays (a page or so each: the driver reads them through a kernel mapping, which
+   * imported memory lacks) stay ork's. The caller keeps the fds (the memory must stay until the model
+   * is freed). n_internal_mem 0: ork allocates. A count other than the plan's n_domains, or
+   * share_scratch_with at the same time: ORK_ERR_INVALID_ARG. */
+  const int* internal_mem_fds;
+  const uint64_t* internal_mem_sizes;
+  uint32_t n_internal_mem;
 } ork_model_options;
 
 /* Fills *opts with the defaults (all zero/NULL). */
@@ -193,6 +206,10 @@ typedef struct ork_mem_info {
   uint32_t n_domains;             /* entries of domains[] that are meaningful */
   ork_mem_domain domains[ORK_MAX_DOMAINS];
   uint64_t weight_external_bytes; /* caller memory holding the weights (weight_mem_fds), imported */
+  uint64_t internal_external_bytes; /* caller memory holding the device scratch (internal_mem_fds) */
+  /* ork_query_plan: per domain, the bytes internal_mem_fds[d] must hold (0: that domain needs none).
+   * Part of domains[d].internal_bytes (which adds the task arrays ork keeps). */
+  uint64_t internal_mem_bytes[ORK_MAX_DOMAINS];
 } ork_mem_info;
 
 /* Memory of a model, or of a context and its model: give one of model or ctx (the other NULL). */
@@ -200,9 +217,13 @@ int ork_query_mem(const ork_model* model, const ork_context* ctx, ork_mem_info* 
 /* What loading `path` with `opts` (NULL: defaults) would take, before loading it (nothing is
  * allocated on the device): the plan. Fills weight_bytes, internal_device_bytes, and for one context
  * of n_ctx tokens (0: the model's, at most 4096) kv_cache_bytes, scratch_host_bytes (a batch of 128
- * tokens) and internal_bytes; total_dma_bytes (the plan's device bytes); n_domains = the domains the
- * plan uses, each with weight_bytes (resident plans; the size weight_mem_fds[d] must have) and
- * internal_bytes. Sharing options are not taken into account. */
+ * tokens) and internal_bytes; total_dma_bytes (the device bytes loading adds); n_domains = the
+ * domains the plan uses, each with weight_bytes (resident plans; the size weight_mem_fds[d] must
+ * have) and internal_bytes, and internal_mem_bytes[d] (the size internal_mem_fds[d] must have).
+ * With share_weights_with (a loaded model) the plan is on that model's device and leaves out every
+ * weight identical to one of its resident weights: weight_shared_bytes and weights_shared say what,
+ * as ork_query_mem does after loading (this packs every weight, as loading does). With
+ * share_scratch_with the plan is on that model's device; the scratch saving is not planned. */
 int ork_query_plan(const char* path, const ork_model_options* opts, int64_t n_ctx, ork_mem_info* out);
 
 /* ---- External memory (zero-copy I/O) ------------------------------------------------------------ */

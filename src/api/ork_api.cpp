@@ -83,6 +83,21 @@ runtime::EngineOptions engine_options(const char* path, const ork_model_options*
       eo.weight_mem.push_back({o.weight_mem_fds[d], o.weight_mem_sizes[d]});
     }
   }
+  if (o.n_internal_mem > 0) {
+    if (o.internal_mem_fds == nullptr || o.internal_mem_sizes == nullptr) {
+      fail_status(ORK_ERR_INVALID_ARG, "n_internal_mem is ", o.n_internal_mem,
+                  " but internal_mem_fds or internal_mem_sizes is NULL");
+    }
+    if (o.n_internal_mem > ORK_MAX_DOMAINS) {
+      fail_status(ORK_ERR_INVALID_ARG, "n_internal_mem ", o.n_internal_mem, " exceeds ", ORK_MAX_DOMAINS, " domains");
+    }
+    if (eo.device == "cpu") {
+      fail_status(ORK_ERR_INVALID_ARG, "internal memory from the caller needs the npu or sim device");
+    }
+    for (uint32_t d = 0; d < o.n_internal_mem; ++d) {
+      eo.scratch_mem.push_back({o.internal_mem_fds[d], o.internal_mem_sizes[d]});
+    }
+  }
   return eo;
 }
 
@@ -189,6 +204,8 @@ int ork_model_load(const char* path, const ork_model_options* opts, ork_model** 
     } catch (const npu::AllocError&) {
       throw;
     } catch (const runtime::WeightMemError& e) {
+      fail_status(e.needed() > 0 ? ORK_ERR_BUFFER_TOO_SMALL : ORK_ERR_INVALID_ARG, e.what());
+    } catch (const runtime::ScratchMemError& e) {
       fail_status(e.needed() > 0 ? ORK_ERR_BUFFER_TOO_SMALL : ORK_ERR_INVALID_ARG, e.what());
     } catch (const Error& e) {
       // Device trouble (no NPU, no room) versus a bad file: the message says which; the status

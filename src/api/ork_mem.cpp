@@ -21,6 +21,7 @@ void fill_model(const runtime::Engine& e, ork_mem_info& info) {
   // A scratch of its own would take scratch_own_need; shared, this model adds only what it grew.
   info.internal_shared_saving = m.scratch_shared && m.scratch_own_need > 0 ? m.scratch_own_need : 0;
   info.weight_external_bytes = m.weight_external_bytes;
+  info.internal_external_bytes = m.scratch_external_bytes;
   const npu::Device* dev = e.device();
   if (dev == nullptr) return;
   const npu::Counters c = dev->counters();
@@ -73,12 +74,33 @@ int ork_query_plan(const char* path, const ork_model_options* opts, int64_t n_ct
   return guard(ORK_ERR_LOAD, [&] {
     if (out == nullptr) fail_status(ORK_ERR_INVALID_ARG, "out is NULL");
     if (n_ctx < 0 || n_ctx > (int64_t(1) << 24)) fail_status(ORK_ERR_INVALID_ARG, "n_ctx ", n_ctx, " is out of [0, 2^24]");
-    const runtime::MemoryPlan p = runtime::plan_memory(engine_options(path, opts), n_ctx);
+    runtime::EngineOptions eo = engine_options(path, opts);
+    // The models shared with: held for the call (another thread may free their handles meanwhile).
+    std::shared_ptr<ModelObj> scratch_with, weights_with;
+    if (opts != nullptr && opts->share_scratch_with != nullptr) {
+      scratch_with = models().get(opts->share_scratch_with, "share_scratch_with");
+      if (scratch_with->freed) fail_status(ORK_ERR_BAD_HANDLE, "share_scratch_with was freed");
+      eo.share_scratch_with = scratch_with->engine.get();
+    }
+    if (opts != nullptr && opts->share_weights_with != nullptr) {
+      weights_with = models().get(opts->share_weights_with, "share_weights_with");
+      if (weights_with->freed) fail_status(ORK_ERR_BAD_HANDLE, "share_weights_with was freed");
+      eo.share_weights_with = weights_with->engine.get();
+    }
+    for (runtime::Engine* other : {eo.share_scratch_with, eo.share_weights_with}) {
+      if (other != nullptr && other->device() == nullptr) {
+        fail_status(ORK_ERR_INVALID_ARG, "sharing needs a model on the npu or sim device; that one runs on the cpu");
+      }
+    }
+    const runtime::MemoryPlan p = runtime::plan_memory(eo, n_ctx);
     ork_mem_info info{};
     info.n_domains = std::min<uint32_t>(p.domains_used, ORK_MAX_DOMAINS);
+    info.weight_shared_bytes = p.weight_shared_bytes;
+    info.weights_shared = p.weights_shared;
     for (uint32_t d = 0; d < info.n_domains; ++d) {
       info.domains[d].weight_bytes = d < p.weight_device_bytes.size() ? p.weight_device_bytes[d] : 0;
       info.domains[d].internal_bytes = d < p.scratch_device_bytes.size() ? p.scratch_device_bytes[d] : 0;
+      info.internal_mem_bytes[d] = d < p.scratch_caller_bytes.size() ? p.scratch_caller_bytes[d] : 0;
       info.weight_bytes += info.domains[d].weight_bytes;
       info.internal_device_bytes += info.domains[d].internal_bytes;
     }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -84,7 +85,14 @@ std::unique_ptr<DrmKernel> DrmKernel::open_default() {
   return std::make_unique<DrmKernel>(*found.path);
 }
 
-DrmKernel::DrmKernel(const std::string& path) : path_(path) {
+namespace {
+int system_ioctl(int fd, unsigned long request, void* arg) { return ::ioctl(fd, request, arg) == 0 ? 0 : errno; }
+}  // namespace
+
+DrmKernel::DrmKernel(int fd, uint32_t version, std::string path, IoctlFn ioctl)
+    : path_(std::move(path)), fd_(fd), version_(version), ioctl_(std::move(ioctl)) {}
+
+DrmKernel::DrmKernel(const std::string& path) : path_(path), ioctl_(system_ioctl) {
   fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   ORK_CHECK(fd_ >= 0, path, ": cannot open the NPU device: ", std::strerror(errno));
   const std::string driver = drm_driver_name(fd_);
@@ -105,14 +113,64 @@ DrmKernel::DrmKernel(const std::string& path) : path_(path) {
 }
 
 DrmKernel::~DrmKernel() {
+  for (const auto& [handle, imp] : imports_) ::close(imp.dmabuf);
   if (fd_ >= 0) ::close(fd_);
 }
 
 int DrmKernel::ioctl_retry(unsigned long request, void* arg) const {
   for (;;) {
-    if (::ioctl(fd_, request, arg) == 0) return 0;
-    if (errno != EINTR && errno != EAGAIN) return errno;
+    const int err = ioctl_(fd_, request, arg);
+    if (err != EINTR && err != EAGAIN) return err;
   }
+}
+
+int DrmKernel::set_domain(uint32_t domain) {
+  if (!driver_has_domains(version_)) return domain == 0 ? 0 : EINVAL;
+  uapi::Action a{uapi::kActSetIommuDomainId, domain};
+  return ioctl_retry(uapi::kIoctlAction, &a);
+}
+
+int DrmKernel::import_fd(int fd, uapi::MemCreate& c) {
+  if (fd < 0) return EBADF;
+  if (c.size == 0 || c.iommu_domain_id < 0) return EINVAL;
+  const uint32_t domain = uint32_t(c.iommu_domain_id);
+  if (!driver_has_domains(version_) && domain != 0) return EINVAL;
+  // The attachment is mapped in the domain active at import time.
+  if (const int err = set_domain(domain); err != 0) return err;
+  uapi::DrmPrimeHandle prime{0, 0, fd};
+  if (const int err = ioctl_retry(uapi::kIoctlPrimeFdToHandle, &prime); err != 0) return err;
+  auto close_handle = [&] {
+    uapi::DrmGemClose g{prime.handle, 0};
+    ioctl_retry(uapi::kIoctlGemClose, &g);
+  };
+  // MEM_CREATE naming an existing handle: the driver reports that object (size, dma_addr, obj_addr).
+  uapi::MemCreate q = c;
+  q.handle = prime.handle;
+  q.obj_addr = 0;
+  q.dma_addr = 0;
+  if (const int err = ioctl_retry(mem_create_ioctl_for(version_), &q); err != 0) {
+    close_handle();
+    return err;
+  }
+  if (q.size < c.size) {  // the dma-buf is smaller than the caller said
+    close_handle();
+    return EINVAL;
+  }
+  const int dup = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (dup < 0) {
+    const int err = errno;
+    close_handle();
+    return err;
+  }
+  {
+    std::lock_guard lock(import_mutex_);
+    imports_[prime.handle] = {dup, domain};
+  }
+  c.handle = prime.handle;
+  c.size = (c.size + 4095) / 4096 * 4096;  // what is mapped: the requested bytes, page-rounded
+  c.obj_addr = q.obj_addr;
+  c.dma_addr = q.dma_addr;
+  return 0;
 }
 
 int DrmKernel::action(uapi::Action& a) {
@@ -135,9 +193,33 @@ int DrmKernel::mem_create(uapi::MemCreate& c) {
   return ioctl_retry(mem_create_ioctl_for(version_), &c);
 }
 
-int DrmKernel::mem_map(uapi::MemMap& m) { return ioctl_retry(uapi::kIoctlMemMap, &m); }
+int DrmKernel::mem_map(uapi::MemMap& m) {
+  {
+    std::lock_guard lock(import_mutex_);
+    if (imports_.count(m.handle) != 0) {
+      m.offset = kImportOffsetBit | m.handle;
+      return 0;
+    }
+  }
+  return ioctl_retry(uapi::kIoctlMemMap, &m);
+}
 
-int DrmKernel::mem_destroy(uapi::MemDestroy& d) { return ioctl_retry(uapi::kIoctlMemDestroy, &d); }
+int DrmKernel::mem_destroy(uapi::MemDestroy& d) {
+  Import imp;
+  {
+    std::lock_guard lock(import_mutex_);
+    const auto it = imports_.find(d.handle);
+    if (it == imports_.end()) return ioctl_retry(uapi::kIoctlMemDestroy, &d);
+    imp = it->second;
+    imports_.erase(it);
+  }
+  ::close(imp.dmabuf);
+  // The attachment is unmapped from the active domain when the object goes: make it the import's.
+  const int switch_err = set_domain(imp.domain);
+  uapi::DrmGemClose g{d.handle, 0};
+  const int err = ioctl_retry(uapi::kIoctlGemClose, &g);
+  return err != 0 ? err : switch_err;
+}
 
 int DrmKernel::mem_sync(uapi::MemSync& s) { return ioctl_retry(uapi::kIoctlMemSync, &s); }
 
@@ -153,6 +235,20 @@ int DrmKernel::submit(uapi::Submit& s) {
 }
 
 void* DrmKernel::mmap(uint64_t offset, uint64_t size) {
+  if ((offset & kImportOffsetBit) != 0) {  // an import: map the dma-buf itself
+    int dmabuf = -1;
+    {
+      std::lock_guard lock(import_mutex_);
+      const auto it = imports_.find(uint32_t(offset & 0xffffffffu));
+      if (it != imports_.end()) dmabuf = it->second.dmabuf;
+    }
+    if (dmabuf < 0) {
+      errno = EINVAL;
+      return nullptr;
+    }
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, dmabuf, 0);
+    return p == MAP_FAILED ? nullptr : p;
+  }
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, off_t(offset));
   return p == MAP_FAILED ? nullptr : p;
 }

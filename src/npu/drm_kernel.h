@@ -6,10 +6,19 @@
 // 40-byte mem_create (no domain id field); for them a request naming domain != 0 fails with EINVAL
 // here, before reaching the driver, and the domain id is not sent.
 //
-// Thread-safe: the object holds only the fd and immutable facts; the driver serializes its state.
+// Import (import_fd): ACTION SET_IOMMU_DOMAIN_ID (drivers with domains: the dma-buf is mapped in the
+// domain active at import), DRM_IOCTL_PRIME_FD_TO_HANDLE (a GEM handle for the dma-buf), then
+// MEM_CREATE naming that handle, which the driver answers with the existing object's size, dma_addr
+// and obj_addr instead of creating one. DRM refuses MEM_MAP (dumb map offset) for imported objects,
+// so the import keeps a dup of the dma-buf fd and mmap() maps that; mem_destroy of an imported handle
+// switches to its domain and closes the handle (GEM_CLOSE) — the memory stays the exporter's.
+// Thread-safe: the object holds the fd, immutable facts and the imports (guarded by a mutex); the
+// driver serializes its state.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -63,11 +72,18 @@ std::string format_driver_version(uint32_t version);
 
 class DrmKernel final : public Kernel {
  public:
+  // How requests reach the driver: ioctl(fd, request, arg) → 0 or a positive errno. The default is
+  // ::ioctl; tests pass a recording fake (no NPU is needed to check what would be sent).
+  using IoctlFn = std::function<int(int fd, unsigned long request, void* arg)>;
+
   // Opens the rknpu node found by find_rknpu_node(), or nullptr when there is none.
   static std::unique_ptr<DrmKernel> open_default();
   // Opens `path`, checks that it is an rknpu node and reads the driver version. Throws ork::Error
   // naming the path when it cannot be opened, is not an rknpu node, or the version query fails.
   explicit DrmKernel(const std::string& path);
+  // Over an already open node (fd may be -1 for a fake) of driver `version`, every request through
+  // `ioctl`. Nothing is checked or sent here. The fd, when >= 0, is owned (closed on destruction).
+  DrmKernel(int fd, uint32_t version, std::string path, IoctlFn ioctl);
   ~DrmKernel() override;
   DrmKernel(const DrmKernel&) = delete;
   DrmKernel& operator=(const DrmKernel&) = delete;
@@ -78,6 +94,7 @@ class DrmKernel final : public Kernel {
   int mem_destroy(uapi::MemDestroy& d) override;
   int mem_sync(uapi::MemSync& s) override;
   int submit(uapi::Submit& s) override;
+  int import_fd(int fd, uapi::MemCreate& c) override;
   void* mmap(uint64_t offset, uint64_t size) override;
   int munmap(void* address, uint64_t size) override;
   std::string describe_last_fault() const override;
@@ -88,10 +105,22 @@ class DrmKernel final : public Kernel {
 
  private:
   int ioctl_retry(unsigned long request, void* arg) const;  // 0 or errno; retries EINTR/EAGAIN
+  int set_domain(uint32_t domain);                          // ACTION SET_IOMMU_DOMAIN_ID (with domains)
+
+  // An imported handle: the dup of its dma-buf (for mmap) and the domain it was mapped in.
+  struct Import {
+    int dmabuf = -1;
+    uint32_t domain = 0;
+  };
+  // MEM_MAP offsets handed out for imports: this bit plus the handle (DRM's fake offsets stay far below).
+  static constexpr uint64_t kImportOffsetBit = uint64_t(1) << 62;
 
   std::string path_;
   int fd_ = -1;
   uint32_t version_ = 0;
+  IoctlFn ioctl_;
+  std::mutex import_mutex_;
+  std::map<uint32_t, Import> imports_;  // guarded by import_mutex_
   mutable std::mutex error_mutex_;
   std::string last_submit_error_;  // guarded by error_mutex_
 };

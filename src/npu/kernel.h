@@ -28,9 +28,10 @@ class Kernel {
   // Imports the memory behind `fd` (a dma-buf, or a memfd on the simulator) as a device buffer: in,
   // c.size (bytes from the start of the fd's memory; must not exceed it), c.flags, c.iommu_domain_id;
   // out, as MEM_CREATE (handle, page-rounded size, dma_addr, obj_addr). MEM_MAP + mmap then map the
-  // same memory, and MEM_DESTROY drops the import (the fd's memory stays the caller's). The fd is
-  // not kept. On the board this is DRM_IOCTL_PRIME_FD_TO_HANDLE followed by the driver's dma address
-  // lookup of the imported GEM object; kernels that cannot import return EOPNOTSUPP (the default).
+  // same memory, and MEM_DESTROY drops the import (the fd's memory stays the caller's). The caller's
+  // fd is not kept (an implementation may hold its own dup until MEM_DESTROY). On the board this is
+  // DRM_IOCTL_PRIME_FD_TO_HANDLE then MEM_CREATE naming the new handle (DrmKernel::import_fd);
+  // kernels that cannot import return EOPNOTSUPP (the default).
   virtual int import_fd(int fd, uapi::MemCreate& c) { return EOPNOTSUPP; }
 
   // Maps `size` bytes of the buffer whose MEM_MAP offset is `offset` into this process (read/write,

@@ -149,19 +149,70 @@ uint64_t MatmulScratch::bytes(uint32_t domain) const {
   auto it = domains_.find(domain);
   if (it == domains_.end()) return 0;
   const Domain& d = it->second;
+  if (d.arena) return d.arena.size() + d.tasks.size();
   return d.a.size() + d.c.size() + d.regcmd.size() + d.tasks.size();
 }
 
 namespace {
 
+constexpr uint64_t kPage = 4096;
+uint64_t page_at_least(uint64_t b) { return std::max<uint64_t>(align_up(b, kPage), kPage); }
+
 // Makes `b` at least `need` bytes in `domain`; releases the old buffer first so its IOVA is reusable.
-void ensure(Device& dev, Buffer& b, uint64_t need, uint32_t domain, uint32_t flags) {
+// In caller memory (`fixed`) nothing is reallocated: a short view is an error.
+void ensure(Device& dev, Buffer& b, uint64_t need, uint32_t domain, uint32_t flags, bool fixed = false,
+            const char* what = "") {
   if (b && b.size() >= need) return;
+  if (fixed) {
+    fail("matmul scratch in caller memory, IOMMU domain ", domain, ": ", what, " needs ", need, " bytes, ",
+         b.size(), " placed (size the memory from the plan's internal memory bytes)");
+  }
   b.reset();
-  b = dev.alloc(std::max<uint64_t>(need, 4096), domain, flags);
+  b = dev.alloc(std::max<uint64_t>(need, kPage), domain, flags);
 }
 
 }  // namespace
+
+uint64_t MatmulScratch::caller_bytes(const ScratchNeed& need) {
+  return page_at_least(need.a) + page_at_least(need.c) + page_at_least(need.regcmd);
+}
+
+bool MatmulScratch::in_caller_memory(uint32_t domain) const {
+  auto it = domains_.find(domain);
+  return it != domains_.end() && it->second.arena;
+}
+
+ScratchNeed MatmulScratch::capacity(uint32_t domain) const {
+  auto it = domains_.find(domain);
+  if (it == domains_.end()) return {};
+  const Domain& d = it->second;
+  return {d.a.size(), d.c.size(), d.regcmd.size(), d.tasks.size()};
+}
+
+void MatmulScratch::place(uint32_t domain, const ScratchNeed& need, Buffer arena) {
+  ORK_CHECK(arena, "matmul scratch in caller memory: no buffer for IOMMU domain ", domain);
+  ORK_CHECK(arena.domain() == domain, "matmul scratch in caller memory: the buffer is in IOMMU domain ",
+            arena.domain(), ", not ", domain);
+  const uint64_t total = caller_bytes(need);
+  ORK_CHECK(arena.size() >= total, "matmul scratch in caller memory, IOMMU domain ", domain, ": needs ", total,
+            " bytes, ", arena.size(), " given");
+  auto it = domains_.find(domain);
+  ORK_CHECK(it == domains_.end() || (!it->second.a && !it->second.c && !it->second.regcmd && !it->second.tasks),
+            "matmul scratch of IOMMU domain ", domain, " already holds buffers");
+  Domain& d = domains_[domain];
+  // Largest first at page-aligned offsets, as reserve() orders its allocations.
+  std::pair<uint64_t, int> order[] = {{page_at_least(need.a), 0}, {page_at_least(need.c), 1},
+                                      {page_at_least(need.regcmd), 2}};
+  std::stable_sort(std::begin(order), std::end(order), [](auto x, auto y) { return x.first > y.first; });
+  Buffer* b[] = {&d.a, &d.c, &d.regcmd};
+  uint64_t offset = 0;
+  for (const auto& [bytes, which] : order) {
+    *b[which] = arena.view(offset, bytes);
+    offset += bytes;
+  }
+  d.arena = std::move(arena);
+  d.valid = false;
+}
 
 void ScratchNeed::merge(const ScratchNeed& o) {
   a = std::max(a, o.a);
@@ -183,9 +234,12 @@ void MatmulScratch::reserve(uint32_t domain, const ScratchNeed& need) {
   // Largest first, so the aligned IOVA slots pack densely.
   std::pair<uint64_t, int> order[] = {{need.a, 0}, {need.c, 1}, {need.regcmd, 2}, {need.tasks, 3}};
   std::sort(std::begin(order), std::end(order), [](auto x, auto y) { return x.first > y.first; });
+  const bool fixed = bool(d.arena);
+  static constexpr const char* kWhat[] = {"A", "C", "the register commands", "the task array"};
   for (const auto& [bytes, which] : order) {
     Buffer* b[] = {&d.a, &d.c, &d.regcmd, &d.tasks};
-    ensure(*dev_, *b[which], bytes, domain, which == 3 ? kTaskBufferFlags : kDefaultBufferFlags);
+    ensure(*dev_, *b[which], bytes, domain, which == 3 ? kTaskBufferFlags : kDefaultBufferFlags,
+           fixed && which != 3, kWhat[which]);
   }
   d.valid = false;
 }
@@ -204,9 +258,10 @@ void run_matmul(Device& dev, MatmulScratch& scratch, const PackedWeight& w, cons
     d.valid = false;
     d.plan = plan_split(m, w.k, w.n, w.dtype, cores);
     const uint64_t ntasks = d.plan.tasks.size();
-    ensure(dev, d.a, d.plan.a_bytes, domain, kDefaultBufferFlags);
-    ensure(dev, d.c, d.plan.c_bytes, domain, kDefaultBufferFlags);
-    ensure(dev, d.regcmd, ntasks * kRegcmdStride, domain, kDefaultBufferFlags);
+    const bool fixed = bool(d.arena);
+    ensure(dev, d.a, d.plan.a_bytes, domain, kDefaultBufferFlags, fixed, "A");
+    ensure(dev, d.c, d.plan.c_bytes, domain, kDefaultBufferFlags, fixed, "C");
+    ensure(dev, d.regcmd, ntasks * kRegcmdStride, domain, kDefaultBufferFlags, fixed, "the register commands");
     ensure(dev, d.tasks, ntasks * sizeof(uapi::Task), domain, kTaskBufferFlags);
     TaskAddresses addr{d.a.iova(), w.buf.iova(), d.c.iova(), d.regcmd.iova()};
     build_tasks(d.plan, addr, d.regcmd.host(), reinterpret_cast<uapi::Task*>(d.tasks.host()));

@@ -81,8 +81,23 @@ class MatmulScratch {
   void clear() { domains_.clear(); }
   void release(uint32_t domain) { domains_.erase(domain); }
   // Allocates `domain`'s buffers now, at least as large as `need` (AllocError when it does not fit).
+  // In a domain placed in caller memory (place()), A, C and the register commands must already fit
+  // (else ork::Error naming the domain and the bytes); only the task array may grow.
   void reserve(uint32_t domain, const ScratchNeed& need);
-  uint64_t bytes(uint32_t domain) const;  // device bytes held for `domain`
+  uint64_t bytes(uint32_t domain) const;  // device bytes held for `domain` (caller memory included)
+
+  // Caller memory ("internal memory" from outside): A, C and the register commands — all the NPU
+  // reads and writes — as views at page-aligned offsets of `arena`, a buffer imported into `domain`
+  // (Device::import_fd) that the scratch owns from now on. The task array stays a buffer of ork's:
+  // the rknpu driver reads it through a kernel mapping, which an imported dma-buf does not have
+  // (docs/hardware.md). From then on the domain never reallocates A, C or the register commands: a
+  // matmul needing more throws ork::Error. Throws when the arena is in another domain or smaller than
+  // caller_bytes(need), or when the domain already holds buffers.
+  void place(uint32_t domain, const ScratchNeed& need, Buffer arena);
+  // The bytes an arena must hold for `need`: A, C and register commands, each page-rounded.
+  static uint64_t caller_bytes(const ScratchNeed& need);
+  bool in_caller_memory(uint32_t domain) const;
+  ScratchNeed capacity(uint32_t domain) const;  // the sizes of `domain`'s buffers now (0: none)
   uint64_t plans_built() const { return plans_built_; }  // regcmd generations so far
 
  private:
@@ -95,6 +110,7 @@ class MatmulScratch {
     bool operator==(const Key&) const = default;
   };
   struct Domain {
+    Buffer arena;  // caller memory (owning import) that a, c and regcmd view; empty when ork allocates
     Buffer a, c, regcmd, tasks;
     bool valid = false;
     Key key;

@@ -185,6 +185,31 @@ static_assert(kIoctlMemMap == 0xC0106443u);
 static_assert(kIoctlMemDestroy == 0xC0106444u);
 static_assert(kIoctlMemSync == 0xC0206445u);
 
+// ---- DRM core requests used for dma-buf import (include/uapi/drm/drm.h) --------------------------
+// struct drm_prime_handle: PRIME_FD_TO_HANDLE turns a dma-buf fd into a GEM handle of this file.
+struct DrmPrimeHandle {
+  uint32_t handle;  // out
+  uint32_t flags;   // in: DRM_CLOEXEC / DRM_RDWR (only for HANDLE_TO_FD); 0 here
+  int32_t fd;       // in: the dma-buf
+};
+static_assert(sizeof(DrmPrimeHandle) == 12);
+static_assert(offsetof(DrmPrimeHandle, flags) == 4);
+static_assert(offsetof(DrmPrimeHandle, fd) == 8);
+
+// struct drm_gem_close: drops a GEM handle of this file (the object goes with its last reference).
+struct DrmGemClose {
+  uint32_t handle;
+  uint32_t pad;
+};
+static_assert(sizeof(DrmGemClose) == 8);
+
+// DRM_IOWR(0x2e, struct drm_prime_handle), DRM_IOW(0x09, struct drm_gem_close): core DRM numbers,
+// outside the driver range (no kDrmCommandBase).
+constexpr uint32_t kIoctlPrimeFdToHandle = ioc(kIocRead | kIocWrite, 'd', 0x2e, sizeof(DrmPrimeHandle));
+constexpr uint32_t kIoctlGemClose = ioc(kIocWrite, 'd', 0x09, sizeof(DrmGemClose));
+static_assert(kIoctlPrimeFdToHandle == 0xC00C642Eu);
+static_assert(kIoctlGemClose == 0x40086409u);
+
 // Driver version 0.9.6, the first with IOMMU domains and the 48-byte mem_create.
 constexpr uint32_t kDrvVersionDomains = 906;
 

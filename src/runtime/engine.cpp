@@ -49,6 +49,40 @@ bool same_content(const weights::PackedView& a, const weights::PackedView& b) {
   return a.scales == nullptr || std::memcmp(a.scales, b.scales, size_t(a.n) * sizeof(float)) == 0;
 }
 
+struct SharedWeights {
+  uint64_t bytes = 0;
+  uint32_t count = 0;
+};
+
+// Drops the weights of `shared` (this plan's index first) from the plan; returns what they were.
+SharedWeights drop_shared(weights::Plan& p, const std::vector<std::pair<int32_t, int32_t>>& shared) {
+  SharedWeights sw;
+  std::vector<bool> drop(p.weights.size(), false);
+  for (const auto& [mine, theirs] : shared) {
+    drop[size_t(mine)] = true;
+    sw.bytes += p.weights[size_t(mine)].bytes();
+    sw.count++;
+  }
+  drop_weights(p, drop);
+  return sw;
+}
+
+// [domain] the matmul scratch an engine's matmuls need: its plan's domains, and the domains of the
+// weights that run on `other`'s copies (with their need there). Domains needing nothing are zero.
+std::vector<npu::ScratchNeed> scratch_by_domain(const weights::Plan& mine, const weights::Plan* other,
+                                                const std::vector<std::pair<int32_t, int32_t>>& shared) {
+  std::vector<npu::ScratchNeed> needs;
+  for (uint32_t d = 0; d < mine.domains_used && d < mine.scratch.size(); ++d) needs.push_back(mine.scratch[d]);
+  if (other == nullptr) return needs;
+  for (const auto& [m, theirs] : shared) {
+    const uint32_t d = other->weights[size_t(theirs)].domain;
+    if (d >= other->scratch.size()) continue;
+    if (needs.size() <= d) needs.resize(d + 1);
+    needs[d].merge(other->scratch[d]);
+  }
+  return needs;
+}
+
 }  // namespace
 
 Engine::Engine(const EngineOptions& options) : options_(options) {
@@ -109,33 +143,15 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
     }
   }
   // Weights identical to a resident weight of share_weights_with run on that copy.
-  std::vector<std::pair<int32_t, int32_t>> shared;  // (this weight, the other's weight)
   Engine* const other = options.share_weights_with;
-  if (other != nullptr && other->plan_ && other->plan_->mode == weights::Residency::kResident) {
-    std::unordered_multimap<uint64_t, int32_t> by_hash;
-    const auto& theirs = other->model_->weights().linears();
-    for (size_t j = 0; j < theirs.size(); ++j) {
-      const weights::Packed pk = other->store_->get(*theirs[j]);
-      by_hash.emplace(content_hash(pk.view), int32_t(j));
-    }
-    const auto& mine = model_->weights().linears();
-    std::vector<bool> drop(mine.size(), false);
-    for (size_t i = 0; i < mine.size(); ++i) {
-      const weights::Packed pk = store_->get(*mine[i]);
-      const auto range = by_hash.equal_range(content_hash(pk.view));
-      for (auto it = range.first; it != range.second; ++it) {
-        const weights::Packed po = other->store_->get(*theirs[size_t(it->second)]);
-        if (same_content(pk.view, po.view)) {
-          shared.emplace_back(int32_t(i), it->second);
-          drop[i] = true;
-          weight_shared_bytes_ += plan_->weights[i].bytes();
-          break;
-        }
-      }
-    }
-    weights_shared_ = uint32_t(shared.size());
-    if (!shared.empty()) drop_weights(*plan_, drop);
+  const std::vector<std::pair<int32_t, int32_t>> shared =
+      other != nullptr ? other->identical_weights(*model_, *store_) : std::vector<std::pair<int32_t, int32_t>>{};
+  if (!shared.empty()) {
+    const SharedWeights sw = drop_shared(*plan_, shared);
+    weight_shared_bytes_ = sw.bytes;
+    weights_shared_ = sw.count;
   }
+  scratch_needs_ = scratch_by_domain(*plan_, other != nullptr ? other->plan_.get() : nullptr, shared);
   log::debug("weights: ", plan_->reason, ", ", plan_->weight_bytes(), " packed bytes, ", weights_shared_,
              " weights shared");
   cache_ = std::make_unique<weights::Cache>(*device_, *store_, *plan_);
@@ -149,10 +165,25 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
     scratch_shared_ = true;
     options.share_scratch_with->scratch_shared_ = true;
   }
+  if (!options.scratch_mem.empty()) import_scratch_mem(options.scratch_mem);
   std::unique_ptr<NpuMatmul> npu_backend;
   {
     // Growing a shared scratch must not race with the other engine's forward pass.
     std::lock_guard lock(*forward_mutex_);
+    // A shared scratch in the other model's caller memory cannot grow: say how much it would need.
+    for (uint32_t d = 0; d < scratch_needs_.size(); ++d) {
+      if (!scratch_->in_caller_memory(d)) continue;
+      const npu::ScratchNeed cap = scratch_->capacity(d);
+      const npu::ScratchNeed& n = scratch_needs_[d];
+      if (n.a > cap.a || n.c > cap.c || n.regcmd > cap.regcmd) {
+        npu::ScratchNeed both = cap;
+        both.merge(n);
+        const uint64_t needed = npu::MatmulScratch::caller_bytes(both);
+        throw ScratchMemError(str_cat("share_scratch_with: that model's scratch is caller memory of ",
+                                      npu::MatmulScratch::caller_bytes(cap), " bytes in domain ", d, "; ",
+                                      needed, " needed for both"), d, needed);
+      }
+    }
     npu_backend = std::make_unique<NpuMatmul>(*device_, *cache_, prefetcher_.get(), scratch_);
     for (const auto& [mine, theirs] : shared) npu_backend->redirect(mine, *other->cache_, theirs);
   }
@@ -168,9 +199,12 @@ void Engine::import_weight_mem(const std::vector<ExternalMemory>& mem) {
                                  plan_->reason, ")"), 0, 0);
   }
   const std::vector<uint64_t> need = weights::Cache::arena_bytes(*plan_);
-  if (mem.size() != need.size()) {
+  // One per domain of the plan; with share_weights_with the scratch may use more domains than the
+  // weights (those domains hold no weight of this model: their entries are ignored).
+  const size_t domains = std::max(need.size(), scratch_needs_.size());
+  if (mem.size() != need.size() && mem.size() != domains) {
     throw WeightMemError(str_cat("weight memory from the caller: ", mem.size(), " memories given, the plan uses ",
-                                 need.size(), " domain(s) (one each)"), 0, 0);
+                                 domains, " domain(s) (one each)"), 0, 0);
   }
   for (uint32_t d = 0; d < need.size(); ++d) {
     if (mem[d].size < need[d]) {
@@ -188,6 +222,63 @@ void Engine::import_weight_mem(const std::vector<ExternalMemory>& mem) {
   }
 }
 
+void Engine::import_scratch_mem(const std::vector<ExternalMemory>& mem) {
+  if (options_.share_scratch_with != nullptr) {
+    throw ScratchMemError("scratch memory from the caller cannot be given with share_scratch_with (the scratch is "
+                          "that model's)", 0, 0);
+  }
+  if (mem.size() != scratch_needs_.size()) {
+    throw ScratchMemError(str_cat("scratch memory from the caller: ", mem.size(), " memories given, the plan uses ",
+                                  scratch_needs_.size(), " domain(s) (one each)"), 0, 0);
+  }
+  std::vector<uint64_t> need(mem.size(), 0);
+  for (uint32_t d = 0; d < mem.size(); ++d) {
+    if (scratch_needs_[d].total() == 0) continue;  // nothing runs in this domain
+    need[d] = npu::MatmulScratch::caller_bytes(scratch_needs_[d]);
+    if (mem[d].fd < 0) {
+      throw ScratchMemError(str_cat("scratch memory from the caller: domain ", d, " needs ", need[d],
+                                    " bytes but its fd is ", mem[d].fd), 0, 0);
+    }
+    if (mem[d].size < need[d]) {
+      throw ScratchMemError(str_cat("scratch memory from the caller: domain ", d, " needs ", need[d], " bytes, ",
+                                    mem[d].size, " given"), d, need[d]);
+    }
+  }
+  for (uint32_t d = 0; d < mem.size(); ++d) {
+    if (need[d] == 0) continue;
+    // One buffer for the domain's A, C and register commands, mapped without power-of-two alignment
+    // (LIMIT_IOVA_ALIGNMENT) like the weight memory: the plan counted their own slots, not one big one.
+    scratch_->place(d, scratch_needs_[d],
+                    device_->import_fd(mem[d].fd, mem[d].size, d,
+                                       npu::kDefaultBufferFlags | npu::uapi::kMemIommuLimitIovaAlignment));
+  }
+}
+
+std::vector<std::pair<int32_t, int32_t>> Engine::identical_weights(const model::Model& model,
+                                                                   weights::Store& store) const {
+  std::vector<std::pair<int32_t, int32_t>> shared;
+  if (!plan_ || plan_->mode != weights::Residency::kResident) return shared;
+  std::unordered_multimap<uint64_t, int32_t> by_hash;
+  const auto& theirs = model_->weights().linears();
+  for (size_t j = 0; j < theirs.size(); ++j) {
+    const weights::Packed pk = store_->get(*theirs[j]);
+    by_hash.emplace(content_hash(pk.view), int32_t(j));
+  }
+  const auto& mine = model.weights().linears();
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const weights::Packed pk = store.get(*mine[i]);
+    const auto range = by_hash.equal_range(content_hash(pk.view));
+    for (auto it = range.first; it != range.second; ++it) {
+      const weights::Packed po = store_->get(*theirs[size_t(it->second)]);
+      if (same_content(pk.view, po.view)) {
+        shared.emplace_back(int32_t(i), it->second);
+        break;
+      }
+    }
+  }
+  return shared;
+}
+
 Engine::~Engine() {
   prefetcher_.reset();  // stop loading before the cache and device go
   backend_.reset();
@@ -197,6 +288,12 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
   std::string device = options.device;
   ORK_CHECK(device == "cpu" || device == "npu" || device == "sim" || device == "auto", "device '",
             device, "' is not one of cpu, npu, sim, auto");
+  Engine* const share_from = options.share_scratch_with != nullptr ? options.share_scratch_with
+                                                                    : options.share_weights_with;
+  if (share_from != nullptr) {
+    ORK_CHECK(share_from->device() != nullptr, "sharing scratch or weights needs a model on the npu or sim device");
+    device = share_from->options().device;
+  }
   if (device == "auto") device = npu::find_rknpu_node().path ? "npu" : "cpu";
   ORK_CHECK(n_ctx >= 0 && n_ctx <= (int64_t(1) << 24), "context size ", n_ctx, " is out of range");
   MemoryPlan mp;
@@ -217,7 +314,9 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
     mp.reason = "cpu: weights are read from the mapped file";
   } else {
     npu::Capabilities caps;
-    if (device == "sim") {
+    if (share_from != nullptr) {
+      caps = share_from->device()->caps();
+    } else if (device == "sim") {
       caps.cores = options.npu.sim_cores;
       caps.domains = options.npu.sim_domains;
       caps.window_bytes = options.npu.sim_window_bytes;
@@ -230,13 +329,29 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
     popts.residency = options.residency;
     popts.budget_bytes = options.wcache_budget_bytes;
     popts.m_max = options.m_max;
-    const weights::Plan plan = make_plan(model->weights(), caps, popts);
+    weights::Plan plan = make_plan(model->weights(), caps, popts);
+    // Weights identical to share_weights_with's resident ones are not loaded (as Engine does).
+    const Engine* const other = options.share_weights_with;
+    std::vector<std::pair<int32_t, int32_t>> shared;
+    if (other != nullptr) {
+      weights::StoreOptions sopts;
+      sopts.persist_path = options.persist_path;
+      weights::Store store(*model, sopts);
+      shared = other->identical_weights(*model, store);
+      if (!shared.empty()) {
+        const SharedWeights sw = drop_shared(plan, shared);
+        mp.weight_shared_bytes = sw.bytes;
+        mp.weights_shared = sw.count;
+      }
+    }
+    const std::vector<npu::ScratchNeed> needs = scratch_by_domain(plan, other != nullptr ? other->plan() : nullptr, shared);
     mp.mode = weights::residency_name(plan.mode);
     mp.reason = plan.reason;
-    mp.domains_used = plan.domains_used;
-    mp.weight_device_bytes.assign(plan.domains_used, 0);
-    mp.scratch_device_bytes.assign(plan.domains_used, 0);
-    mp.window_bytes.assign(plan.domains_used, 0);
+    mp.domains_used = uint32_t(std::max<size_t>(plan.domains_used, needs.size()));
+    mp.weight_device_bytes.assign(mp.domains_used, 0);
+    mp.scratch_device_bytes.assign(mp.domains_used, 0);
+    mp.scratch_caller_bytes.assign(mp.domains_used, 0);
+    mp.window_bytes.assign(mp.domains_used, 0);
     if (plan.mode == weights::Residency::kResident) {
       for (const weights::WeightPlan& w : plan.weights) {
         for (const weights::Slice& sl : w.slices) {
@@ -248,15 +363,16 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
       mp.stream_budget_bytes = plan.budget_bytes;
       mp.window_bytes[0] += plan.budget_bytes;
     }
-    for (uint32_t d = 0; d < plan.domains_used && d < plan.scratch.size(); ++d) {
-      const npu::ScratchNeed& n = plan.scratch[d];
+    for (uint32_t d = 0; d < needs.size(); ++d) {
+      const npu::ScratchNeed& n = needs[d];
+      if (n.total() == 0) continue;
       for (uint64_t b : {n.a, n.c, n.regcmd, n.tasks}) {
-        if (b == 0) continue;
-        mp.scratch_device_bytes[d] += page_round(b);
+        mp.scratch_device_bytes[d] += page_round(std::max<uint64_t>(b, kPage));
         mp.window_bytes[d] += weights::iova_footprint(b);
       }
+      mp.scratch_caller_bytes[d] = npu::MatmulScratch::caller_bytes(n);
     }
-    for (uint32_t d = 0; d < plan.domains_used; ++d) {
+    for (uint32_t d = 0; d < mp.domains_used; ++d) {
       mp.dma_bytes += mp.weight_device_bytes[d] + mp.scratch_device_bytes[d];
     }
     mp.dma_bytes += mp.stream_budget_bytes;
@@ -293,6 +409,12 @@ EngineMemory Engine::memory() const {
   m.scratch_shared = scratch_shared_;
   m.scratch_own_need = scratch_own_need_;
   for (const npu::Buffer& b : weight_mem_) m.weight_external_bytes += b.size();
+  {
+    std::lock_guard lock(*forward_mutex_);
+    for (uint32_t d = 0; d < domains; ++d) {
+      if (scratch_->in_caller_memory(d)) m.scratch_external_bytes += scratch_->bytes(d) - scratch_->capacity(d).tasks;
+    }
+  }
   return m;
 }
 

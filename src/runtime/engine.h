@@ -51,6 +51,20 @@ class WeightMemError : public Error {
   uint64_t needed_;
 };
 
+// Caller memory for the matmul scratch that cannot be used: too small for its domain (needed > 0: the
+// bytes that domain needs), or not usable at all (needed == 0: a wrong count, a shared scratch, cpu).
+class ScratchMemError : public Error {
+ public:
+  ScratchMemError(const std::string& msg, uint32_t domain, uint64_t needed)
+      : Error(msg), domain_(domain), needed_(needed) {}
+  uint32_t domain() const { return domain_; }
+  uint64_t needed() const { return needed_; }
+
+ private:
+  uint32_t domain_;
+  uint64_t needed_;
+};
+
 struct EngineOptions {
   std::string model_path;
   std::string device = "cpu";  // cpu | npu | sim | auto (npu when present, else cpu)
@@ -81,6 +95,15 @@ struct EngineOptions {
   // views; ork allocates no weight buffer. The caller keeps the fds. Empty: ork allocates.
   // Throws WeightMemError for a streaming plan, a wrong count or a short memory.
   std::vector<ExternalMemory> weight_mem;
+
+  // npu/sim: the matmul scratch's device memory ("internal memory", the SDK's rknn_set_internal_mem)
+  // from the caller, one per domain of the plan (scratch_mem[d] for domain d, d < MemoryPlan::
+  // domains_used), each at least MemoryPlan::scratch_caller_bytes[d]; a domain that needs 0 bytes
+  // ignores its entry. Each is imported into its domain and A, C and the register commands are placed
+  // in it as views (npu::MatmulScratch::place); the task arrays stay small buffers of ork's (the
+  // driver reads them through a kernel mapping). The caller keeps the fds. Empty: ork allocates.
+  // Throws ScratchMemError for a wrong count, a short memory, or with share_scratch_with.
+  std::vector<ExternalMemory> scratch_mem;
 };
 
 // What the weights did on the device (see `ork run --stats`).
@@ -115,6 +138,7 @@ struct EngineMemory {
   bool scratch_shared = false;                  // scratch shared with another Engine
   uint64_t scratch_own_need = 0;                // what a scratch of its own would take (device bytes)
   uint64_t weight_external_bytes = 0;           // caller memory imported for the weights (weight_mem)
+  uint64_t scratch_external_bytes = 0;          // caller memory imported for the scratch it uses (scratch_mem)
 };
 
 // What loading a model would take, computed before loading anything onto the device (`ork mem`).
@@ -126,7 +150,10 @@ struct MemoryPlan {
   uint32_t domains_used = 0;
   std::vector<uint64_t> weight_device_bytes;   // [domain] resident: all weights; stream: 0 (loaded on demand)
   std::vector<uint64_t> scratch_device_bytes;  // [domain] matmul scratch
+  std::vector<uint64_t> scratch_caller_bytes;  // [domain] the part caller memory holds (scratch_mem[d])
   std::vector<uint64_t> window_bytes;          // [domain] IOVA footprint (power-of-two slots)
+  uint64_t weight_shared_bytes = 0;            // share_weights_with: packed bytes served by its copy
+  uint32_t weights_shared = 0;                 //   and how many linear weights
   uint64_t stream_budget_bytes = 0;            // stream: weight bytes resident at once (at most)
   uint64_t dma_bytes = 0;             // Σ device bytes (stream: + the budget)
   uint64_t model_file_bytes = 0;      // the GGUF tensor bytes (mapped from the file)
@@ -137,7 +164,11 @@ struct MemoryPlan {
 };
 // Plans `options` (model_path, device, residency, budget, m_max, simulator knobs) for one context
 // of n_ctx tokens (0: the model's, at most 4096): parses the GGUF and plans; allocates nothing on
-// the device. Throws ork::Error like Engine's constructor.
+// the device. With share_weights_with (or share_scratch_with) the plan is for that Engine's device;
+// with share_weights_with the weights identical to its resident ones are compared by content (this
+// packs every weight, as loading would) and left out, and the scratch covers the domains of those
+// weights — what Engine::memory() reports after loading. share_scratch_with's saving is not planned.
+// Throws ork::Error like Engine's constructor.
 MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx);
 
 class Engine {
@@ -164,9 +195,14 @@ class Engine {
   // Held by Context::eval around each forward pass.
   std::mutex& forward_mutex() { return *forward_mutex_; }
 
+  // The linear weights of `model` (packed by `store`) whose packed bytes and scales equal those of one
+  // of this Engine's resident weights: (its Linear::index, this Engine's Linear::index). Empty unless
+  // this Engine's plan is resident.
+  std::vector<std::pair<int32_t, int32_t>> identical_weights(const model::Model& model, weights::Store& store) const;
+
  private:
-  void share_weights(Engine& other, NpuMatmul& backend);
   void import_weight_mem(const std::vector<ExternalMemory>& mem);
+  void import_scratch_mem(const std::vector<ExternalMemory>& mem);
 
   EngineOptions options_;
   std::unique_ptr<model::Model> model_;
@@ -176,6 +212,7 @@ class Engine {
   std::vector<npu::Buffer> weight_mem_;  // imported caller memory for the weights (before cache_: outlives it)
   std::shared_ptr<npu::MatmulScratch> scratch_;  // npu/sim: the matmul scratch (maybe shared)
   uint64_t scratch_own_need_ = 0;
+  std::vector<npu::ScratchNeed> scratch_needs_;  // [domain] what this Engine's matmuls need (own + shared weights)
   std::atomic<bool> scratch_shared_{false};
   uint64_t weight_shared_bytes_ = 0;
   uint32_t weights_shared_ = 0;

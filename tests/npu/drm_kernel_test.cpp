@@ -1,12 +1,18 @@
 #include "npu/drm_kernel.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <vector>
 #include <filesystem>
 #include <fstream>
 
 #include "core/error.h"
+#include "npu/device.h"
 
 namespace ork::npu {
 namespace {
@@ -61,6 +67,197 @@ TEST(DrmKernel, OpeningAMissingPathThrowsNamingIt) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/renderD129"), std::string::npos);
   }
+}
+
+}  // namespace
+}  // namespace ork::npu
+
+// ---- dma-buf import over a recording fake of the driver (no NPU is attached here) -------------------
+
+namespace ork::npu {
+namespace {
+
+// Records every request (number and argument bytes) and answers like the rknpu driver would.
+struct FakeDriver {
+  struct Call {
+    unsigned long request;
+    std::vector<uint8_t> arg;
+  };
+  std::vector<Call> calls;
+  uint32_t prime_handle = 7;
+  uint64_t object_size = 3 * 4096;  // the dma-buf's size, as the driver reports it
+  int fail_request = 0;             // a request number to fail with fail_errno
+  int fail_errno = 0;
+
+  DrmKernel::IoctlFn fn() {
+    return [this](int, unsigned long request, void* arg) -> int {
+      const size_t size = (request >> 16) & 0x3fff;
+      const auto* p = static_cast<const uint8_t*>(arg);
+      calls.push_back({request, std::vector<uint8_t>(p, p + size)});
+      if (fail_request != 0 && request == unsigned(fail_request)) return fail_errno;
+      if (request == uapi::kIoctlPrimeFdToHandle) static_cast<uapi::DrmPrimeHandle*>(arg)->handle = prime_handle;
+      if (request == uapi::kIoctlMemCreate) {
+        auto* c = static_cast<uapi::MemCreate*>(arg);
+        if (c->handle != prime_handle) return EINVAL;  // only the import is answered here
+        c->size = object_size;
+        c->dma_addr = 0x40100000;
+        c->obj_addr = 0xffffff8001234000;
+      }
+      return 0;
+    };
+  }
+  template <class T>
+  T arg(size_t i) const {
+    T t{};
+    EXPECT_EQ(calls.at(i).arg.size(), sizeof(T));
+    std::memcpy(&t, calls.at(i).arg.data(), std::min(sizeof(T), calls.at(i).arg.size()));
+    return t;
+  }
+};
+
+int make_memfd(uint64_t size) {
+  const int fd = ::memfd_create("ork-dmabuf", 0);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(::ftruncate(fd, off_t(size)), 0);
+  return fd;
+}
+
+TEST(DrmKernelImport, SendsSetDomainPrimeFdToHandleThenMemCreateNamingTheHandle) {
+  FakeDriver drv;
+  DrmKernel k(-1, 908, "fake", drv.fn());
+  const int fd = make_memfd(3 * 4096);
+  uapi::MemCreate c{};
+  c.flags = kDefaultBufferFlags;
+  c.size = 10000;
+  c.iommu_domain_id = 3;
+  ASSERT_EQ(k.import_fd(fd, c), 0);
+  ASSERT_EQ(drv.calls.size(), 3u);
+  EXPECT_EQ(drv.calls[0].request, 0xC0086440u);  // ACTION
+  const auto act = drv.arg<uapi::Action>(0);
+  EXPECT_EQ(act.flags, uint32_t(uapi::kActSetIommuDomainId));
+  EXPECT_EQ(act.value, 3u);
+  EXPECT_EQ(drv.calls[1].request, 0xC00C642Eu);  // DRM_IOCTL_PRIME_FD_TO_HANDLE
+  const auto prime = drv.arg<uapi::DrmPrimeHandle>(1);
+  EXPECT_EQ(prime.fd, fd);
+  EXPECT_EQ(prime.flags, 0u);
+  EXPECT_EQ(prime.handle, 0u);
+  EXPECT_EQ(drv.calls[2].request, 0xC0306442u);  // MEM_CREATE (48 bytes)
+  const auto mc = drv.arg<uapi::MemCreate>(2);
+  EXPECT_EQ(mc.handle, 7u);  // names the imported object: no new buffer
+  EXPECT_EQ(mc.size, 10000u);
+  EXPECT_EQ(mc.flags, kDefaultBufferFlags);
+  EXPECT_EQ(mc.iommu_domain_id, 3);
+  // Out: the object as the driver reported it, the size page-rounded.
+  EXPECT_EQ(c.handle, 7u);
+  EXPECT_EQ(c.size, 3u * 4096);
+  EXPECT_EQ(c.dma_addr, 0x40100000u);
+  EXPECT_EQ(c.obj_addr, 0xffffff8001234000u);
+
+  // MEM_MAP is not sent (DRM refuses it for imports): the dma-buf itself is mapped.
+  uapi::MemMap m{7, 0, 0};
+  ASSERT_EQ(k.mem_map(m), 0);
+  EXPECT_EQ(drv.calls.size(), 3u);
+  void* p = k.mmap(m.offset, c.size);
+  ASSERT_NE(p, nullptr);
+  static_cast<char*>(p)[5] = 42;
+  char byte = 0;
+  ASSERT_EQ(::pread(fd, &byte, 1, 5), 1);
+  EXPECT_EQ(byte, 42);  // the same memory
+  EXPECT_EQ(k.munmap(p, c.size), 0);
+  ::close(fd);  // the import holds its own reference to the dma-buf
+
+  // Destroy: switch to the import's domain, then close the handle.
+  uapi::MemDestroy d{7, 0, c.obj_addr};
+  ASSERT_EQ(k.mem_destroy(d), 0);
+  ASSERT_EQ(drv.calls.size(), 5u);
+  EXPECT_EQ(drv.calls[3].request, 0xC0086440u);
+  EXPECT_EQ(drv.arg<uapi::Action>(3).value, 3u);
+  EXPECT_EQ(drv.calls[4].request, 0x40086409u);  // DRM_IOCTL_GEM_CLOSE
+  EXPECT_EQ(drv.arg<uapi::DrmGemClose>(4).handle, 7u);
+  // A buffer of ork's own is still destroyed with MEM_DESTROY and mapped with MEM_MAP.
+  uapi::MemDestroy own{9, 0, 0x1000};
+  ASSERT_EQ(k.mem_destroy(own), 0);
+  EXPECT_EQ(drv.calls.back().request, uapi::kIoctlMemDestroy);
+  uapi::MemMap om{9, 0, 0};
+  ASSERT_EQ(k.mem_map(om), 0);
+  EXPECT_EQ(drv.calls.back().request, uapi::kIoctlMemMap);
+}
+
+TEST(DrmKernelImport, FailuresCloseTheHandleAndReportTheErrno) {
+  const int fd = make_memfd(4096);
+  {  // MEM_CREATE refused: the GEM handle is closed again
+    FakeDriver drv;
+    drv.fail_request = int(uapi::kIoctlMemCreate);
+    drv.fail_errno = EFAULT;
+    DrmKernel k(-1, 908, "fake", drv.fn());
+    uapi::MemCreate c{};
+    c.size = 4096;
+    EXPECT_EQ(k.import_fd(fd, c), EFAULT);
+    ASSERT_EQ(drv.calls.size(), 4u);
+    EXPECT_EQ(drv.calls[3].request, uapi::kIoctlGemClose);
+    EXPECT_EQ(drv.arg<uapi::DrmGemClose>(3).handle, 7u);
+    EXPECT_EQ(c.handle, 0u);  // nothing written on failure
+  }
+  {  // the dma-buf is smaller than the size asked
+    FakeDriver drv;
+    drv.object_size = 4096;
+    DrmKernel k(-1, 908, "fake", drv.fn());
+    uapi::MemCreate c{};
+    c.size = 8192;
+    EXPECT_EQ(k.import_fd(fd, c), EINVAL);
+    EXPECT_EQ(drv.calls.back().request, uapi::kIoctlGemClose);
+  }
+  {  // PRIME_FD_TO_HANDLE refused (not a dma-buf): nothing to close
+    FakeDriver drv;
+    drv.fail_request = int(uapi::kIoctlPrimeFdToHandle);
+    drv.fail_errno = EBADF;
+    DrmKernel k(-1, 908, "fake", drv.fn());
+    uapi::MemCreate c{};
+    c.size = 4096;
+    EXPECT_EQ(k.import_fd(fd, c), EBADF);
+    EXPECT_EQ(drv.calls.size(), 2u);
+  }
+  {  // interrupted requests are retried
+    FakeDriver drv;
+    int interrupts = 2;
+    auto inner = drv.fn();
+    DrmKernel k(-1, 908, "fake", [&](int f, unsigned long r, void* a) {
+      if (r == uapi::kIoctlPrimeFdToHandle && interrupts > 0) {
+        --interrupts;
+        return EINTR;
+      }
+      return inner(f, r, a);
+    });
+    uapi::MemCreate c{};
+    c.size = 4096;
+    EXPECT_EQ(k.import_fd(fd, c), 0);
+    uapi::MemDestroy d{c.handle, 0, c.obj_addr};
+    EXPECT_EQ(k.mem_destroy(d), 0);
+  }
+  {  // a driver before 0.9.6: one domain, no domain switch, the 40-byte MEM_CREATE
+    FakeDriver drv;
+    DrmKernel k(-1, 905, "fake", drv.fn());
+    uapi::MemCreate c{};
+    c.size = 4096;
+    c.iommu_domain_id = 1;
+    EXPECT_EQ(k.import_fd(fd, c), EINVAL);
+    EXPECT_TRUE(drv.calls.empty());
+    c.iommu_domain_id = 0;
+    ASSERT_EQ(k.import_fd(fd, c), 0);
+    ASSERT_EQ(drv.calls.size(), 2u);
+    EXPECT_EQ(drv.calls[0].request, uapi::kIoctlPrimeFdToHandle);
+    EXPECT_EQ(drv.calls[1].request, 0xC0286442u);
+    EXPECT_EQ(drv.arg<uapi::DrmPrimeHandle>(0).fd, fd);
+  }
+  FakeDriver drv;
+  DrmKernel k(-1, 908, "fake", drv.fn());
+  uapi::MemCreate c{};
+  c.size = 4096;
+  EXPECT_EQ(k.import_fd(-1, c), EBADF);
+  c.size = 0;
+  EXPECT_EQ(k.import_fd(fd, c), EINVAL);
+  EXPECT_TRUE(drv.calls.empty());
+  ::close(fd);
 }
 
 }  // namespace

@@ -70,6 +70,7 @@ int cmd_mem(const std::vector<std::string>& argv) {
     j.key("domains_used").value(uint64_t(plan.domains_used));
     put_array(j, "weight_device_bytes", plan.weight_device_bytes);
     put_array(j, "scratch_device_bytes", plan.scratch_device_bytes);
+    put_array(j, "scratch_caller_bytes", plan.scratch_caller_bytes);
     put_array(j, "window_bytes", plan.window_bytes);
     j.key("stream_budget_bytes").value(plan.stream_budget_bytes);
     j.key("dma_bytes").value(plan.dma_bytes);
@@ -88,6 +89,11 @@ int cmd_mem(const std::vector<std::string>& argv) {
     }
     if (plan.stream_budget_bytes != 0) std::printf("  streaming budget      %s\n", mib(plan.stream_budget_bytes).c_str());
     std::printf("  device (DMA) memory   %s\n", mib(plan.dma_bytes).c_str());
+    if (!plan.scratch_caller_bytes.empty()) {  // what caller internal memory must hold, per domain
+      std::printf("  internal memory from the caller (per domain, bytes):");
+      for (uint64_t b : plan.scratch_caller_bytes) std::printf(" %llu", static_cast<unsigned long long>(b));
+      std::printf("\n");
+    }
     std::printf("  model file (mapped)   %s\n", mib(plan.model_file_bytes).c_str());
     std::printf("  KV cache (%lld tok)   %s\n", static_cast<long long>(plan.n_ctx), mib(plan.kv_cache_bytes).c_str());
     std::printf("  host scratch          %s\n", mib(plan.host_scratch_bytes).c_str());
