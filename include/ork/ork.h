@@ -92,6 +92,9 @@ typedef struct ork_model_options {
   const int* internal_mem_fds;
   const uint64_t* internal_mem_sizes;
   uint32_t n_internal_mem;
+  /* Non-zero: bind the model's threads (and the thread that loads it) to CPUs, fastest cores first
+   * (the Cortex-A76 cores of an RK3588 before its A55 cores). */
+  int32_t pin_threads;
 } ork_model_options;
 
 /* Fills *opts with the defaults (all zero/NULL). */

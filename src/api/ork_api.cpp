@@ -64,6 +64,7 @@ runtime::EngineOptions engine_options(const char* path, const ork_model_options*
   }
   if (o.threads < 0 || o.threads > 1024) fail_status(ORK_ERR_INVALID_ARG, "threads ", o.threads, " is out of [0, 1024]");
   eo.threads = o.threads;
+  eo.pin_threads = o.pin_threads != 0;
   eo.cpu_int8 = o.cpu_int8 != 0;
   if (o.wcache_budget_bytes != 0) eo.wcache_budget_bytes = o.wcache_budget_bytes;
   if (o.persist_path != nullptr) eo.persist_path = o.persist_path;

@@ -104,7 +104,7 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   options_.device = device;
 
   model_ = model::Model::load(options.model_path);
-  pool_ = std::make_unique<ThreadPool>(options.threads);
+  pool_ = std::make_unique<ThreadPool>(options.threads, options.pin_threads);
   forward_mutex_ = options.share_scratch_with != nullptr ? options.share_scratch_with->forward_mutex_
                                                          : std::make_shared<std::mutex>();
   if (device == "cpu") {
@@ -311,7 +311,7 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
   }
   if (device == "cpu") {
     mp.mode = "none";
-    mp.reason = "cpu: weights are read from the mapped file";
+    mp.reason = "cpu: weights are read from the mapped file (q8_0, q4_0, q4_K matmul weights from a packed copy of about the same size)";
   } else {
     npu::Capabilities caps;
     if (share_from != nullptr) {

@@ -70,6 +70,7 @@ struct EngineOptions {
   std::string device = "cpu";  // cpu | npu | sim | auto (npu when present, else cpu)
   bool cpu_int8 = false;       // cpu: run matmuls as w8a8 int8 (the NPU path's reference)
   int threads = 0;             // 0: all cores
+  bool pin_threads = false;    // bind the pool's threads to CPUs, fastest first (ThreadPool::pin_order)
   bool exact = false;          // CPU matmul: true = f32-decode reference path, false = fast SIMD path
   npu::DeviceOptions npu;      // simulator knobs (kind is set from `device`)
   weights::Residency residency = weights::Residency::kAuto;

@@ -89,6 +89,16 @@ TEST(OrkBench, PromptTestCanBeSkippedAndTableIsDefault) {
   EXPECT_NE(t.out.find("of the read bandwidth"), std::string::npos) << t.out;
 }
 
+TEST(OrkBench, PinnedThreadsRun) {
+  testing::TempDir dir;
+  const std::string model = small_model(dir, false);
+  const testing::OrkResult r =
+      testing::run_ork("bench -m " + model + " -p 4 -n 2 -r 1 -t 2 --pin --bw-mib 8 --json", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json_number(r.out, "threads"), 2);
+  EXPECT_GT(json_number(r.out, "tg_tok_per_s"), 0);
+}
+
 TEST(OrkBench, BadInputIsOneLineAndNonZero) {
   testing::TempDir dir;
   struct Case {

@@ -27,6 +27,7 @@ const std::vector<OptionSpec> kBenchOptions = {
     {{"-p", "--n-prompt"}, true, "prompt tokens evaluated in one batch (default 128; 0: skip)"},
     {{"-n", "--n-gen"}, true, "tokens generated one at a time (default 64; 0: skip)"},
     {{"-t", "--threads"}, true, "threads (default: all cores)"},
+    {{"--pin"}, false, "pin threads to CPUs, fastest cores first (the Cortex-A76 cores of an RK3588)"},
     {{"-r", "--repetitions"}, true, "repetitions of each test (default 5)"},
     {{"--device"}, true, "cpu (default)"},
     {{"--bw-mib"}, true, "MiB per memory-bandwidth buffer (default 256; keep it far above the last-level cache)"},

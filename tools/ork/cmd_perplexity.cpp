@@ -39,6 +39,7 @@ const std::vector<OptionSpec> kPerplexityOptions = {
     {{"-c", "--ctx"}, true, "window size in tokens (default: the model's context, at most 512)"},
     {{"--chunks"}, true, "score at most this many windows (default: all)"},
     {{"-t", "--threads"}, true, "threads (default: all cores)"},
+    {{"--pin"}, false, "pin threads to CPUs, fastest cores first (the Cortex-A76 cores of an RK3588)"},
     {{"--device"}, true, "cpu | npu | sim | auto (default cpu)"},
     {{"--cpu-int8"}, false, "cpu: run matmuls as int8 w8a8, the NPU path's arithmetic"},
     {{"--json"}, false, "print one JSON object (ppl, ppl_err, tokens, chunks, ctx, ms, ...)"},

@@ -31,6 +31,7 @@ runtime::EngineOptions engine_options(const Args& args, const std::string& devic
   eo.npu = device_options(args, device_def);
   eo.device = eo.npu.kind;
   eo.threads = int(args.get_int("--threads", 0, 1, 1024));
+  eo.pin_threads = args.has("--pin");
   eo.cpu_int8 = args.has("--cpu-int8");
   eo.exact = args.has("--exact");
   try {
