@@ -81,8 +81,43 @@ void tile_scalar_q4_k(int64_t nb, const uint8_t* panels, int64_t panel_bytes, in
   }
 }
 
+// Q6_K: q (0..63) of element e of row r from the panel's ql / qh groups.
+inline int32_t q6_k_quant(const uint8_t* q, int r, int e) {
+  const int h = e / 128, k = (e % 128) / 32, l = e % 32;
+  const uint8_t lo = q[(16 * h + 8 * (k % 2) + l / 4) * kPanelGroupBytes + r * 4 + l % 4];
+  const uint8_t hi = q[(32 + 8 * h + l / 4) * kPanelGroupBytes + r * 4 + l % 4];
+  return int32_t((k / 2 ? lo >> 4 : lo & 15) | (((hi >> (2 * k)) & 3) << 4));
+}
+
+void tile_scalar_q6_k(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t scale_bytes,
+                      int np, int ncol, const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
+  for (int i = 0; i < nx; ++i) {
+    const auto* xb = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
+    for (int c = 0; c < np * kPanelRows && c < ncol; ++c) {
+      const uint8_t* panel = panels + (c / kPanelRows) * panel_bytes;
+      const int r = c % kPanelRows;
+      float acc = 0.0f;
+      for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* s = panel + b * kPanelQ6KScaleBytes;
+        const uint8_t* q = panel + scale_bytes + b * kPanelQ6KQuantBytes;
+        uint16_t dh;
+        std::memcpy(&dh, s + 2 * r, 2);
+        int32_t t = 0;
+        for (int sb = 0; sb < 16; ++sb) {
+          int32_t p = 0;
+          for (int e = 16 * sb; e < 16 * sb + 16; ++e) p += q6_k_quant(q, r, e) * xb[b].qs[e];
+          t += int32_t(int8_t(s[32 + 16 * sb + r])) * (p - 32 * xb[b].bsums[sb]);
+        }
+        acc = std::fma(f16_to_f32(dh) * xb[b].d, float(t), acc);
+      }
+      y[i * ys + c] = acc;
+    }
+  }
+}
+
 const PanelKernels kScalar = {tile_scalar_32<weight_q8_0, 8 * kPanelGroupBytes>,
-                              tile_scalar_32<weight_q4_0, 4 * kPanelGroupBytes>, tile_scalar_q4_k};
+                              tile_scalar_32<weight_q4_0, 4 * kPanelGroupBytes>, tile_scalar_q4_k,
+                              tile_scalar_q6_k};
 
 // ---- Layout geometry per type. ----
 
@@ -97,6 +132,7 @@ Geometry geometry(quant::Type t) {
   switch (t) {
     case quant::Type::Q8_0: return {32, int64_t(sizeof(quant::BlockQ8_0)), 32, 8 * kPanelGroupBytes};
     case quant::Type::Q4_0: return {32, int64_t(sizeof(quant::BlockQ4_0)), 32, 4 * kPanelGroupBytes};
+    case quant::Type::Q6_K: return {256, int64_t(sizeof(quant::BlockQ6_K)), kPanelQ6KScaleBytes, kPanelQ6KQuantBytes};
     default: return {256, int64_t(sizeof(quant::BlockQ4_K)), kPanelQ4KScaleBytes, kPanelQ4KQuantBytes};
   }
 }
@@ -124,6 +160,12 @@ void pack_k_scales(const uint8_t* sc, const uint8_t* m, uint8_t* s) {
 // Quant byte 4g+e of a 32-element block (and byte 32j+4g+e of a Q4_K block) sits at panel offset
 // (group)·64 + 4r + e; Q8_0 quants flip their sign bit.
 void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q) {
+  if (t == quant::Type::Q6_K) {  // BlockQ6_K: ql[128], qh[64], scales[16], d
+    std::memcpy(s + 2 * r, blk + 208, 2);
+    for (int j = 0; j < 16; ++j) s[32 + 16 * j + r] = blk[192 + j];
+    for (int j = 0; j < 192; ++j) q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4] = blk[j];
+    return;
+  }
   if (t == quant::Type::Q4_K) {
     std::memcpy(s + 2 * r, blk, 2);        // d
     std::memcpy(s + 32 + 2 * r, blk + 2, 2);  // dmin
@@ -143,6 +185,12 @@ void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q)
 }
 
 void get_block(quant::Type t, const uint8_t* s, const uint8_t* q, int r, uint8_t* blk) {
+  if (t == quant::Type::Q6_K) {
+    std::memcpy(blk + 208, s + 2 * r, 2);
+    for (int j = 0; j < 16; ++j) blk[192 + j] = s[32 + 16 * j + r];
+    for (int j = 0; j < 192; ++j) blk[j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4];
+    return;
+  }
   if (t == quant::Type::Q4_K) {
     std::memcpy(blk, s + 2 * r, 2);
     std::memcpy(blk + 2, s + 32 + 2 * r, 2);
@@ -166,7 +214,8 @@ void get_block(quant::Type t, const uint8_t* s, const uint8_t* q, int r, uint8_t
 void QPanels::Free::operator()(uint8_t* p) const { std::free(p); }
 
 bool QPanels::supports(quant::Type type) {
-  return type == quant::Type::Q8_0 || type == quant::Type::Q4_0 || type == quant::Type::Q4_K;
+  return type == quant::Type::Q8_0 || type == quant::Type::Q4_0 || type == quant::Type::Q4_K ||
+         type == quant::Type::Q6_K;
 }
 
 QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, ThreadPool* pool) {
@@ -190,7 +239,7 @@ QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, 
 
   const auto* src = static_cast<const uint8_t*>(data);
   const int64_t row_bytes = nb * g.gguf_bytes;
-  // Padding rows: scales 0, weights 0 (0x80 for Q8_0, nibbles 8 for Q4_0; Q4_K: scale 0 and min 0).
+  // Padding rows: scales 0, weights 0 (0x80 for Q8_0, nibbles 8 for Q4_0; the K types: scales 0).
   const uint8_t zero_weight = type == quant::Type::Q8_0 ? 0x80 : (type == quant::Type::Q4_0 ? 0x88 : 0);
   const auto pack_panels = [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
@@ -241,6 +290,7 @@ PanelTileFn panel_kernel(quant::Type type, Isa isa) {
     case quant::Type::Q8_0: return k->q8_0;
     case quant::Type::Q4_0: return k->q4_0;
     case quant::Type::Q4_K: return k->q4_k;
+    case quant::Type::Q6_K: return k->q6_k;
     default: return nullptr;
   }
 }

@@ -224,6 +224,113 @@ void tile_q4_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np
   }
 }
 
+// ---- Q6_K: q = ql nibble | qh 2 bits << 4 (unsigned 0..63); per sub-block of 16 (4 groups) the
+// exact dot minus 32·Σx, times the row's int8 scale, summed in int32 over the super-block. ----
+template <int RX, int NP>
+void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
+                     const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+  __m512 acc[RX][NP];
+#pragma GCC unroll 8
+  for (int i = 0; i < RX; ++i)
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) acc[i][c] = _mm512_setzero_ps();
+  const quant::BlockQ8_K* xr[RX];
+#pragma GCC unroll 8
+  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
+  const __m512i m4 = _mm512_set1_epi8(15);
+  const __m512i m3 = _mm512_set1_epi8(3);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * kPanelQ6KQuantBytes;
+    const uint8_t* sc = panels + b * kPanelQ6KScaleBytes;
+    __m512i tsum[RX][NP];
+#pragma GCC unroll 8
+    for (int i = 0; i < RX; ++i)
+#pragma GCC unroll 8
+      for (int c = 0; c < NP; ++c) tsum[i][c] = _mm512_setzero_si512();
+#pragma GCC unroll 1
+    for (int hk = 0; hk < 8; ++hk) {  // half h = hk / 4, quarter k = hk % 4: 32 elements
+      const int h = hk / 4, k = hk % 4;
+      const uint8_t* ql = q + (16 * h + 8 * (k % 2)) * kPanelGroupBytes;
+      const uint8_t* qh = q + (32 + 8 * h) * kPanelGroupBytes;
+#pragma GCC unroll 2
+      for (int half = 0; half < 2; ++half) {  // sub-block 8h + 2k + half: l' = 4·half .. 4·half+3
+        const int sub = 8 * h + 2 * k + half;
+        __m512i p[RX][NP];
+#pragma GCC unroll 8
+        for (int i = 0; i < RX; ++i)
+#pragma GCC unroll 8
+          for (int c = 0; c < NP; ++c) p[i][c] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+        for (int g = 4 * half; g < 4 * half + 4; ++g) {
+          __m512i w[NP];
+#pragma GCC unroll 8
+          for (int c = 0; c < NP; ++c) {
+            const __m512i lv = _mm512_load_si512(reinterpret_cast<const void*>(ql + c * pb + g * kPanelGroupBytes));
+            const __m512i hv = _mm512_load_si512(reinterpret_cast<const void*>(qh + c * pb + g * kPanelGroupBytes));
+            const __m512i lo = _mm512_and_si512(k / 2 ? _mm512_srli_epi16(lv, 4) : lv, m4);
+            const __m512i hi = _mm512_and_si512(_mm512_srl_epi16(hv, _mm_cvtsi32_si128(2 * k)), m3);
+            w[c] = _mm512_or_si512(lo, _mm512_slli_epi16(hi, 4));
+          }
+#pragma GCC unroll 8
+          for (int i = 0; i < RX; ++i) {
+            int32_t xq;
+            std::memcpy(&xq, xr[i][b].qs + 128 * h + 32 * k + 4 * g, 4);
+            const __m512i xv = _mm512_set1_epi32(xq);
+#pragma GCC unroll 8
+            for (int c = 0; c < NP; ++c) p[i][c] = _mm512_dpbusd_epi32(p[i][c], w[c], xv);
+          }
+        }
+#pragma GCC unroll 8
+        for (int c = 0; c < NP; ++c) {
+          const __m512i scv = _mm512_cvtepi8_epi32(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 32 + 16 * sub)));
+#pragma GCC unroll 8
+          for (int i = 0; i < RX; ++i) {
+            const __m512i corr = _mm512_set1_epi32(32 * int32_t(xr[i][b].bsums[sub]));
+            tsum[i][c] = _mm512_add_epi32(tsum[i][c], _mm512_mullo_epi32(_mm512_sub_epi32(p[i][c], corr), scv));
+          }
+        }
+      }
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) {
+      const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb)));
+#pragma GCC unroll 8
+      for (int i = 0; i < RX; ++i)
+        acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xr[i][b].d)),
+                                    _mm512_cvtepi32_ps(tsum[i][c]), acc[i][c]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < RX; ++i)
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) {
+      const int valid = ncol - c * kPanelRows;
+      const __mmask16 m = valid >= 16 ? __mmask16(0xffff) : __mmask16((1u << valid) - 1);
+      _mm512_mask_storeu_ps(y + i * ys + c * kPanelRows, m, acc[i][c]);
+    }
+}
+
+template <int RX>
+void tile_q6_k_rows(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
+                    const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+  if (np == 2)
+    tile_q6_k_fixed<RX, 2>(nb, panels, pb, sb, ncol, x, xs, y, ys);
+  else
+    tile_q6_k_fixed<RX, 1>(nb, panels, pb, sb, ncol, x, xs, y, ys);
+}
+
+void tile_q6_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
+               const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
+  switch (nx) {
+    case 4: tile_q6_k_rows<4>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
+    case 3: tile_q6_k_rows<3>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
+    case 2: tile_q6_k_rows<2>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
+    default: tile_q6_k_rows<1>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
+  }
+}
+
 template <bool Q4>
 void tile(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
           const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
@@ -236,7 +343,7 @@ void tile(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int
   }
 }
 
-const PanelKernels kTable = {tile<false>, tile<true>, tile_q4_k};
+const PanelKernels kTable = {tile<false>, tile<true>, tile_q4_k, tile_q6_k};
 
 }  // namespace
 

@@ -196,6 +196,110 @@ void tile_q4_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np
   }
 }
 
+// ---- Q6_K: group G of quarter K of half H: q = ql nibble | qh bits << 4 (0..63, valid as signed). ----
+template <int G, int K, int RX>
+inline void q6_k_group(const uint8_t* ql, const uint8_t* qh, const int8x16_t (&xv)[RX][2],
+                       int32x4_t (&s)[RX][4]) {
+  const uint8x16_t m4 = vdupq_n_u8(15), m3 = vdupq_n_u8(3);
+  int8x16_t w[4];
+  for (int q = 0; q < 4; ++q) {
+    const uint8x16_t lv = vld1q_u8(ql + G * kPanelGroupBytes + 16 * q);
+    const uint8x16_t hv = vld1q_u8(qh + G * kPanelGroupBytes + 16 * q);
+    const uint8x16_t lo = K / 2 ? vshrq_n_u8(lv, 4) : vandq_u8(lv, m4);
+    const uint8x16_t hi = vandq_u8(K == 0 ? hv : vshrq_n_u8(hv, K == 0 ? 1 : 2 * K), m3);
+    w[q] = vreinterpretq_s8_u8(vorrq_u8(lo, vshlq_n_u8(hi, 4)));
+  }
+  dot_group<G % 8, RX>(w, xv, s);
+}
+
+// One quarter (32 elements, sub-blocks 2·(4H+K) and +1) of a super-block: t += sc·(Σqx − 32·Σx).
+template <int H, int K, int RX>
+inline void q6_k_quarter(const uint8_t* qb, const uint8_t* sc, const quant::BlockQ8_K* const (&xr)[RX],
+                         int64_t b, int32x4_t (&t)[RX][4]) {
+  const uint8_t* ql = qb + (16 * H + 8 * (K % 2)) * kPanelGroupBytes;
+  const uint8_t* qh = qb + (32 + 8 * H) * kPanelGroupBytes;
+  int8x16_t xv[RX][2];
+  for (int i = 0; i < RX; ++i) {
+    xv[i][0] = vld1q_s8(xr[i][b].qs + 128 * H + 32 * K);
+    xv[i][1] = vld1q_s8(xr[i][b].qs + 128 * H + 32 * K + 16);
+  }
+  for (int half = 0; half < 2; ++half) {
+    const int sub = 8 * H + 2 * K + half;
+    int32x4_t p[RX][4];
+    for (int i = 0; i < RX; ++i)
+      for (int q = 0; q < 4; ++q) p[i][q] = vdupq_n_s32(0);
+    if (half == 0) {
+      q6_k_group<0, K, RX>(ql, qh, xv, p);
+      q6_k_group<1, K, RX>(ql, qh, xv, p);
+      q6_k_group<2, K, RX>(ql, qh, xv, p);
+      q6_k_group<3, K, RX>(ql, qh, xv, p);
+    } else {
+      q6_k_group<4, K, RX>(ql, qh, xv, p);
+      q6_k_group<5, K, RX>(ql, qh, xv, p);
+      q6_k_group<6, K, RX>(ql, qh, xv, p);
+      q6_k_group<7, K, RX>(ql, qh, xv, p);
+    }
+    const int8x16_t s8 = vld1q_s8(reinterpret_cast<const int8_t*>(sc + 32 + 16 * sub));
+    const int16x8_t lo = vmovl_s8(vget_low_s8(s8)), hi = vmovl_s8(vget_high_s8(s8));
+    const int32x4_t scv[4] = {vmovl_s16(vget_low_s16(lo)), vmovl_s16(vget_high_s16(lo)),
+                              vmovl_s16(vget_low_s16(hi)), vmovl_s16(vget_high_s16(hi))};
+    for (int i = 0; i < RX; ++i) {
+      const int32x4_t corr = vdupq_n_s32(32 * int32_t(xr[i][b].bsums[sub]));
+      for (int q = 0; q < 4; ++q) t[i][q] = vmlaq_s32(t[i][q], vsubq_s32(p[i][q], corr), scv[q]);
+    }
+  }
+}
+
+template <int RX>
+void q6_k_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+               float* y, int64_t ys) {
+  float32x4_t acc[RX][4];
+  const quant::BlockQ8_K* xr[RX];
+  for (int i = 0; i < RX; ++i) {
+    xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
+    for (int q = 0; q < 4; ++q) acc[i][q] = vdupq_n_f32(0.0f);
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* qb = panel + sb + b * kPanelQ6KQuantBytes;
+    const uint8_t* sc = panel + b * kPanelQ6KScaleBytes;
+    int32x4_t t[RX][4];
+    for (int i = 0; i < RX; ++i)
+      for (int q = 0; q < 4; ++q) t[i][q] = vdupq_n_s32(0);
+    q6_k_quarter<0, 0, RX>(qb, sc, xr, b, t);
+    q6_k_quarter<0, 1, RX>(qb, sc, xr, b, t);
+    q6_k_quarter<0, 2, RX>(qb, sc, xr, b, t);
+    q6_k_quarter<0, 3, RX>(qb, sc, xr, b, t);
+    q6_k_quarter<1, 0, RX>(qb, sc, xr, b, t);
+    q6_k_quarter<1, 1, RX>(qb, sc, xr, b, t);
+    q6_k_quarter<1, 2, RX>(qb, sc, xr, b, t);
+    q6_k_quarter<1, 3, RX>(qb, sc, xr, b, t);
+    const auto* dh = reinterpret_cast<const float16_t*>(sc);
+    for (int q = 0; q < 4; ++q) {
+      const float32x4_t d = vcvt_f32_f16(vld1_f16(dh + 4 * q));
+      for (int i = 0; i < RX; ++i)
+        acc[i][q] = vfmaq_f32(acc[i][q], vmulq_f32(d, vdupq_n_f32(xr[i][b].d)), vcvtq_f32_s32(t[i][q]));
+    }
+  }
+  for (int i = 0; i < RX; ++i) {
+    alignas(16) float out[kPanelRows];
+    for (int q = 0; q < 4; ++q) vst1q_f32(out + 4 * q, acc[i][q]);
+    std::memcpy(y + i * ys, out, sizeof(float) * size_t(ncol < kPanelRows ? ncol : kPanelRows));
+  }
+}
+
+void tile_q6_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
+               const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
+  for (int c = 0; c < np; ++c) {
+    const int cols = ncol - c * kPanelRows;
+    for (int i = 0; i < nx; i += 2) {
+      if (nx - i >= 2)
+        q6_k_rows<2>(nb, panels + c * pb, sb, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
+      else
+        q6_k_rows<1>(nb, panels + c * pb, sb, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
+    }
+  }
+}
+
 template <bool Q4>
 void tile(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
           const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
@@ -210,7 +314,7 @@ void tile(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int
   }
 }
 
-const PanelKernels kTable = {tile<false>, tile<true>, tile_q4_k};
+const PanelKernels kTable = {tile<false>, tile<true>, tile_q4_k, tile_q6_k};
 
 }  // namespace
 

@@ -71,7 +71,7 @@ TEST_P(ForwardFast, LogitsWithinActivationRoundingOfReference) {
               std::string(quant::type_name(uint32_t(GetParam()))).c_str(), worst);
 }
 
-// Q8_0 / Q4_0 / Q4_K linears packed into panels (CpuMatmul given the weights): the same bound against the
+// Q8_0 / Q4_0 / Q4_K / Q6_K linears packed into panels (CpuMatmul given the weights): the same bound against the
 // reference, the packed copy is used when the CPU has a panel kernel, and decoding token by token
 // gives bit-identical logits to the batched prefill (the panel kernel does not depend on M).
 class ForwardFastPacked : public ::testing::TestWithParam<quant::Type> {};
@@ -112,7 +112,8 @@ TEST_P(ForwardFastPacked, PanelsWithinBoundAndDecodeEqualsPrefill) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, ForwardFastPacked,
-                         ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_K),
+                         ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_K,
+                                           quant::Type::Q6_K),
                          [](const auto& info) {
                            return std::string(quant::type_name(uint32_t(info.param)));
                          });

@@ -1,4 +1,4 @@
-// QPanels (Q8_0, Q4_0, Q4_K): the layout round-trips to the GGUF bytes; every ISA's panel kernel equals
+// QPanels (Q8_0, Q4_0, Q4_K, Q6_K): the layout round-trips to the GGUF bytes; every ISA's panel kernel equals
 // the scalar reference bit for bit; the reference equals the exact quantized product within two f32
 // roundings per block; results do not depend on threads, M or the source's alignment.
 #include "ops/qpanels.h"
@@ -189,7 +189,7 @@ TEST(QPanels, BadShapesAndTypesThrow) {
   EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 1, 33), Error);
   EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 0, 32), Error);
   EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 1, 0), Error);
-  EXPECT_THROW(QPanels::pack(quant::Type::Q6_K, w.data(), 1, 256), Error);
+  EXPECT_THROW(QPanels::pack(quant::Type::Q5_K, w.data(), 1, 256), Error);
   EXPECT_THROW(QPanels::pack(quant::Type::Q4_K, w.data(), 1, 32), Error);
   EXPECT_FALSE(QPanels::supports(quant::Type::F16));
   ThreadPool pool(1);
@@ -200,7 +200,8 @@ TEST(QPanels, BadShapesAndTypesThrow) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, QPanelsP,
-                         ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_K),
+                         ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_K,
+                                           quant::Type::Q6_K),
                          [](const auto& info) {
                            return std::string(quant::type_name(uint32_t(info.param)));
                          });
