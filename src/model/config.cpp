@@ -83,11 +83,8 @@ Config Config::from_gguf(const gguf::File& f) {
   ORK_CHECK(std::isfinite(scale) && scale > 0, f.path(), ": rope scaling factor ", scale,
             " must be > 0");
   c.rope_freq_scale = float(1.0 / scale);
-  // Per-dimension frequency factors (Llama 3.1's rope scaling) would change every rotation; running
-  // without them would give wrong output silently, so refuse the file instead.
-  ORK_CHECK(f.find_tensor("rope_freqs.weight") == nullptr, f.path(),
-            ": tensor 'rope_freqs.weight' (per-dimension RoPE frequency factors, Llama 3.1 style) is "
-            "not supported yet");
+  // Llama 3.1-style per-pair frequency factors come from the tensor rope_freqs.weight (bound by
+  // Weights), not from a scaling type: a Llama 3.1 GGUF declares no rope.scaling.type.
 
   // The vocabulary size: token_embd.weight's row count is the truth; vocab_size must agree if set.
   const gguf::TensorInfo& embd = f.tensor("token_embd.weight");

@@ -81,8 +81,10 @@ void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, in
         ops::rmsnorm(head_.data(), l.k_norm, D, c_.rms_eps, k + h * D);
       }
     }
-    ops::rope(q, c_.n_head, D, c_.n_rot, pos0 + i, c_.rope_freq_base, c_.rope_freq_scale, c_.rope_mode);
-    ops::rope(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, c_.rope_freq_base, c_.rope_freq_scale, c_.rope_mode);
+    ops::rope(q, c_.n_head, D, c_.n_rot, pos0 + i, c_.rope_freq_base, c_.rope_freq_scale, c_.rope_mode,
+              w_.rope_freqs);
+    ops::rope(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, c_.rope_freq_base, c_.rope_freq_scale, c_.rope_mode,
+              w_.rope_freqs);
   }
   std::copy(k_.begin(), k_.begin() + n * KV, cache.k(il, pos0));
   std::copy(v_.begin(), v_.begin() + n * KV, cache.v(il, pos0));

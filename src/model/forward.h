@@ -4,7 +4,8 @@
 //   h = RMSNorm(x) ⊙ attn_norm
 //   q = h·Wqᵀ (+bq), k = h·Wkᵀ (+bk), v = h·Wvᵀ (+bv)        (qwen2 has the biases)
 //   q, k per head: RMSNorm ⊙ q_norm / k_norm                   (qwen3)
-//   q, k ← RoPE at their positions (normal pairs for llama, NeoX halves for qwen)
+//   q, k ← RoPE at their positions (normal pairs for llama, NeoX halves for qwen), each pair's
+//          angle divided by its rope_freqs.weight factor when the model has one (Llama 3.1/3.2)
 //   K/V cache ← k, v;  a = causal GQA attention(q, cache)
 //   x += a·Woᵀ
 //   h = RMSNorm(x) ⊙ ffn_norm;  x += (SiLU(h·Wgateᵀ) ⊙ h·Wupᵀ)·Wdownᵀ

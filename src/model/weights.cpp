@@ -1,6 +1,8 @@
 #include "model/weights.h"
 
+#include <cmath>
 #include <string>
+#include <string_view>
 
 #include "core/error.h"
 #include "quant/types.h"
@@ -50,6 +52,30 @@ std::unique_ptr<Weights> Weights::bind(const gguf::File& f, const Config& c) {
               " are not whole ", tr.name, " blocks");
     return l;
   };
+
+  // One set of RoPE frequency factors for every layer, as llama.cpp binds it (LLM_TENSOR_ROPE_FREQS is
+  // "rope_freqs", with no layer number). A per-layer variant is no known convention: refuse it
+  // rather than ignore it.
+  for (const gguf::TensorInfo& t : f.tensors()) {
+    const std::string_view n = t.name;
+    ORK_CHECK(!(n.starts_with("blk.") && n.ends_with(".rope_freqs.weight")), f.path(), ": tensor '", n,
+              "' (per-layer RoPE frequency factors) is not supported; only one rope_freqs.weight "
+              "shared by every layer is");
+  }
+  if (const gguf::TensorInfo* t = f.find_tensor("rope_freqs.weight")) {
+    const std::string name = "rope_freqs.weight";
+    ORK_CHECK(t->type == quant::Type::F32 || t->type == quant::Type::F16, f.path(), ": tensor '", name,
+              "' has type ", quant::type_name(uint32_t(t->type)), "; it must be f32 or f16");
+    ORK_CHECK(t->dims == std::vector<uint64_t>{uint64_t(c.n_rot / 2)}, f.path(), ": tensor '", name,
+              "' has shape ", dims_str(t->dims), ", expected {", c.n_rot / 2,
+              "} (rope.dimension_count / 2 = ", c.n_rot, " / 2)");
+    w.rope_freqs = vec(name, uint64_t(c.n_rot / 2));
+    for (int64_t i = 0; i < c.n_rot / 2; ++i) {
+      const float v = w.rope_freqs[i];
+      ORK_CHECK(std::isfinite(v) && v > 0.0f, f.path(), ": tensor '", name, "' element ", i, " = ", v,
+                " must be finite and > 0");
+    }
+  }
 
   w.token_embd = &need(f, "token_embd.weight", {embd, vocab});
   w.output_norm = vec("output_norm.weight", embd);

@@ -36,13 +36,18 @@ struct LayerWeights {
 
 class Weights {
  public:
-  // Binds every tensor the architecture needs; throws ork::Error naming the tensor when one is
-  // missing, has the wrong shape, or a type that cannot be used there.
+  // Binds every tensor the architecture needs, and rope_freqs.weight when present; throws ork::Error
+  // naming the tensor when one is missing, has the wrong shape, or a type or values that cannot be
+  // used there (rope_freqs.weight: f32 or f16, {n_rot/2}, finite and > 0; per-layer
+  // blk.N.rope_freqs.weight is refused).
   static std::unique_ptr<Weights> bind(const gguf::File& file, const Config& config);
 
   const gguf::TensorInfo* token_embd = nullptr;  // {n_embd, n_vocab}
   const float* output_norm = nullptr;            // [n_embd]
   Linear output;                                 // n_embd → n_vocab (token_embd when tied)
+  // RoPE frequency factors [n_rot/2] from rope_freqs.weight (Llama 3.1/3.2 "llama3" rope scaling),
+  // shared by every layer; null when the file has none. Each is finite and > 0.
+  const float* rope_freqs = nullptr;
   std::vector<LayerWeights> layers;
 
   // Every linear weight in forward-pass order (layer by layer: q, k, v, o, gate, up, down; then

@@ -8,7 +8,7 @@
 namespace ork::ops {
 
 void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t pos, float freq_base,
-          float freq_scale, RopeMode mode) {
+          float freq_scale, RopeMode mode, const float* freq_factors) {
   ORK_CHECK(n_heads >= 0, "ops::rope: n_heads=", n_heads, " is negative");
   ORK_CHECK(head_dim >= 1, "ops::rope: head_dim=", head_dim, " must be >= 1");
   ORK_CHECK(n_rot > 0 && n_rot <= head_dim && n_rot % 2 == 0, "ops::rope: n_rot=", n_rot,
@@ -22,7 +22,11 @@ void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t po
   const float theta_scale = std::pow(freq_base, -2.0f / float(n_rot));
   float t = float(pos);
   for (int64_t i = 0; i < half; ++i) {
-    const float theta = freq_scale * t;
+    // t / 1.0f == t exactly, so no factors and all-ones factors give the same bits.
+    const float ff = freq_factors != nullptr ? freq_factors[i] : 1.0f;
+    ORK_CHECK(ff > 0.0f && std::isfinite(ff), "ops::rope: freq_factors[", i, "] = ", ff,
+              " must be finite and > 0");
+    const float theta = freq_scale * (t / ff);
     cs[size_t(2 * i)] = std::cos(theta);
     cs[size_t(2 * i + 1)] = std::sin(theta);
     t *= theta_scale;

@@ -17,10 +17,14 @@ enum class RopeMode {
 //   (a, b) -> (a·cos θ_i − b·sin θ_i,  a·sin θ_i + b·cos θ_i).
 // Angles are computed in f32 exactly as ggml's CPU rope (ggml_rope_cache_init + rope_yarn without
 // YaRN): t_0 = float(pos); t_{i+1} = t_i · s with s = powf(freq_base, -2.0f / n_rot);
-// θ_i = freq_scale · t_i; cos/sin by cosf/sinf. Mathematically θ_i = pos·freq_scale·base^(−2i/n_rot).
+// θ_i = freq_scale · (t_i / ff_i); cos/sin by cosf/sinf. Mathematically
+// θ_i = pos·freq_scale·base^(−2i/n_rot) / ff_i.
+// freq_factors: null (every ff_i = 1: bit-identical to no factors) or ff_0..ff_{n_rot/2−1}, one per
+// rotated pair whichever the mode (Llama 3.1's rope_freqs.weight, ggml_rope_ext's tensor c); each
+// must be finite and > 0. Not retained.
 // Requires n_heads >= 0, head_dim >= 1, 0 < n_rot <= head_dim, n_rot even, pos >= 0, freq_base > 0
 // (ork::Error naming the value otherwise). Thread-safety: pure.
 void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t pos, float freq_base,
-          float freq_scale, RopeMode mode);
+          float freq_scale, RopeMode mode, const float* freq_factors = nullptr);
 
 }  // namespace ork::ops

@@ -38,6 +38,7 @@ struct Case {
   quant::Type type;
   bool tied;
   int n_head_kv;
+  const char* rope_freqs = "";  // gen::ModelSpec::rope_freqs: "", "llama3" or "random"
 };
 
 class ForwardVsReference : public ::testing::TestWithParam<Case> {};
@@ -58,6 +59,13 @@ TEST_P(ForwardVsReference, LogitsMatchForPrefillAndDecode) {
   spec.seed = 7;
   if (std::string(c.arch) == "qwen3") spec.head_dim = 128;  // q_dim 512 ≠ n_embd, whole K-quant blocks
   spec.rope_freq_base = std::string(c.arch) == "qwen2" ? 1000000.0f : 10000.0f;
+  spec.rope_freqs = c.rope_freqs;
+  if (spec.rope_freqs == "llama3") {
+    // Llama 3.1's scaling, with an original context short enough that the ramp and the slowed pairs
+    // fall among the 32 pairs of a 64-wide head: 1 for the first pairs, then the ramp, then 8.
+    spec.rope_freq_base = 500000.0f;
+    spec.llama3_original_ctx = 64;
+  }
   const std::string path = dir.file("m.gguf");
   gen::write_model(spec, path);
 
@@ -99,11 +107,50 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"llama", quant::Type::Q5_0, false, 2}, Case{"llama", quant::Type::Q5_1, false, 2},
                       Case{"llama", quant::Type::Q2_K, false, 2}, Case{"qwen3", quant::Type::Q3_K, false, 2},
                       Case{"llama", quant::Type::Q4_K, false, 2}, Case{"llama", quant::Type::Q5_K, false, 2},
-                      Case{"qwen2", quant::Type::Q6_K, true, 2}),
+                      Case{"qwen2", quant::Type::Q6_K, true, 2},
+                      // Llama 3.1/3.2: rope_freqs.weight, normal pairs; and on NeoX pairs (qwen2).
+                      Case{"llama", quant::Type::F32, false, 2, "llama3"},
+                      Case{"llama", quant::Type::F32, true, 4, "random"},
+                      Case{"qwen2", quant::Type::F32, false, 2, "random"}),
     [](const ::testing::TestParamInfo<Case>& info) {
       return std::string(info.param.arch) + "_" + std::string(quant::type_name(uint32_t(info.param.type))) +
-             (info.param.tied ? "_tied" : "") + "_kv" + std::to_string(info.param.n_head_kv);
+             (info.param.tied ? "_tied" : "") + "_kv" + std::to_string(info.param.n_head_kv) +
+             (info.param.rope_freqs[0] ? std::string("_rope_") + info.param.rope_freqs : "");
     });
+
+// The frequency factors change the logits (so the matches above could not pass with them ignored):
+// the same weights with and without rope_freqs.weight give clearly different logits past position 0.
+TEST(ForwardRopeFreqs, FactorsChangeTheLogits) {
+  TempDir dir;
+  const std::vector<int32_t> tokens = {1, 17, 42, 299, 5, 0};
+  auto run = [&](const char* rope_freqs) {
+    gen::ModelSpec spec;
+    spec.n_vocab = 300;
+    spec.n_embd = 128;
+    spec.n_ff = 256;
+    spec.seed = 5;
+    spec.rope_freqs = rope_freqs;
+    const std::string path = dir.file(std::string("m_") + rope_freqs + ".gguf");
+    gen::write_model(spec, path);
+    const auto m = Model::load(path);
+    EXPECT_EQ(m->weights().rope_freqs != nullptr, rope_freqs[0] != 0);
+    ThreadPool pool(1);
+    CpuMatmul backend(pool);
+    Forward fwd(m->config(), m->weights(), backend, pool);
+    KvCache cache(m->config().n_layer, 16, m->config().kv_dim());
+    std::vector<float> logits(tokens.size() * size_t(m->config().n_vocab));
+    fwd.eval(cache, tokens.data(), int64_t(tokens.size()), 0, true, logits.data());
+    return logits;
+  };
+  const std::vector<float> plain = run(""), scaled = run("random");
+  const size_t V = plain.size() / tokens.size();
+  // Position 0 rotates by angle 0 whatever the factors: identical.
+  for (size_t i = 0; i < V; ++i) ASSERT_EQ(plain[i], scaled[i]) << i;
+  for (size_t t = 1; t < tokens.size(); ++t) {
+    const std::vector<double> ref(plain.begin() + long(t * V), plain.begin() + long((t + 1) * V));
+    EXPECT_GT(normalized_error(scaled.data() + t * V, ref), 1e-2) << "position " << t;
+  }
+}
 
 // Quantization error of the weights themselves, bounded per format: logits of a quantized model vs
 // the same model in F32 (same seed → same underlying weights before quantization).

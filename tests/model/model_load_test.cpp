@@ -2,10 +2,12 @@
 // whose message names the file and the field or tensor at fault.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <set>
 
 #include "core/error.h"
+#include "core/fp16.h"
 #include "gen_model/gen_model.h"
 #include "gguf/file.h"
 #include "gguf/writer.h"
@@ -110,13 +112,78 @@ TEST_F(ModelLoad, WrongTensorShape) {
                {"blk.0.attn_q.weight", "shape"});
 }
 
-TEST_F(ModelLoad, RopeFrequencyFactorsAreRefusedNotIgnored) {
+// tiny-llama: head_dim 16 = rope.dimension_count, so rope_freqs.weight must be {8}.
+TEST_F(ModelLoad, RopeFrequencyFactorsLoadAsF32OrF16) {
+  const std::vector<float> factors = {1.0f, 1.0f, 1.5f, 2.0f, 4.0f, 8.0f, 8.0f, 0.5f};
+  const std::string path = dir_.file("freqs.gguf");
+  rewrite(good_, path, {{}, {}, [&](gguf::Writer& w) {
+                          w.add_tensor("rope_freqs.weight", quant::Type::F32, {8}, factors.data(), 32);
+                        }});
+  const auto m = Model::load(path);
+  ASSERT_EQ(m->config().n_rot, 16);
+  ASSERT_NE(m->weights().rope_freqs, nullptr);
+  for (size_t i = 0; i < factors.size(); ++i) EXPECT_EQ(m->weights().rope_freqs[i], factors[i]) << i;
+
+  std::vector<uint16_t> halves;
+  for (float f : factors) halves.push_back(f32_to_f16(f));
+  rewrite(good_, path, {{}, {}, [&](gguf::Writer& w) {
+                          w.add_tensor("rope_freqs.weight", quant::Type::F16, {8}, halves.data(), 16);
+                        }});
+  const auto m16 = Model::load(path);
+  ASSERT_NE(m16->weights().rope_freqs, nullptr);
+  for (size_t i = 0; i < factors.size(); ++i) EXPECT_EQ(m16->weights().rope_freqs[i], factors[i]) << i;
+
+  EXPECT_EQ(Model::load(good_)->weights().rope_freqs, nullptr);
+}
+
+TEST_F(ModelLoad, RopeFrequencyFactorsWrongShapeNamesTheTensorAndShapes) {
   std::vector<float> factors(32, 1.0f);
   expect_error({{}, {},
                 [&](gguf::Writer& w) {
                   w.add_tensor("rope_freqs.weight", quant::Type::F32, {32}, factors.data(), factors.size() * 4);
                 }},
-               {"rope_freqs.weight", "not supported"});
+               {"rope_freqs.weight", "shape {32}", "expected {8}"});
+  expect_error({{}, {},
+                [&](gguf::Writer& w) {
+                  w.add_tensor("rope_freqs.weight", quant::Type::F32, {4, 2}, factors.data(), 32);
+                }},
+               {"rope_freqs.weight", "shape {4, 2}", "expected {8}"});
+}
+
+TEST_F(ModelLoad, RopeFrequencyFactorsOfAnotherTypeAreRefused) {
+  std::vector<uint16_t> bf16(8, 0x3f80);  // 1.0 in bf16
+  expect_error({{}, {},
+                [&](gguf::Writer& w) { w.add_tensor("rope_freqs.weight", quant::Type::BF16, {8}, bf16.data(), 16); }},
+               {"rope_freqs.weight", "bf16", "f32 or f16"});
+}
+
+TEST_F(ModelLoad, RopeFrequencyFactorsMustBePositive) {
+  for (float bad : {0.0f, -2.0f, NAN}) {
+    std::vector<float> factors(8, 1.0f);
+    factors[5] = bad;
+    expect_error({{}, {},
+                  [&](gguf::Writer& w) { w.add_tensor("rope_freqs.weight", quant::Type::F32, {8}, factors.data(), 32); }},
+                 {"rope_freqs.weight", "element 5", "> 0"});
+  }
+}
+
+TEST_F(ModelLoad, PerLayerRopeFrequencyFactorsAreRefusedNotIgnored) {
+  std::vector<float> factors(8, 2.0f);
+  expect_error({{}, {},
+                [&](gguf::Writer& w) {
+                  w.add_tensor("blk.1.rope_freqs.weight", quant::Type::F32, {8}, factors.data(), 32);
+                }},
+               {"blk.1.rope_freqs.weight", "not supported"});
+}
+
+TEST_F(ModelLoad, YarnRopeScalingIsRefused) {
+  expect_error({{}, {},
+                [](gguf::Writer& w) {
+                  w.add_string("llama.rope.scaling.type", "yarn");
+                  w.add_float32("llama.rope.scaling.factor", 4.0f);
+                  w.add_uint32("llama.rope.scaling.original_context_length", 8192);
+                }},
+               {"llama.rope.scaling.type", "'yarn'", "not supported"});
 }
 
 TEST_F(ModelLoad, TokenizerMissing) {

@@ -51,9 +51,12 @@ Vec matvec(const Tensor& w, const Vec& x, const Tensor* b) {
   return y;
 }
 
-void rope(double* head, int64_t n_rot, int64_t pos, double base, double scale, bool neox) {
+// ff: Llama 3.1's per-pair frequency factors (rope_freqs.weight), dividing pair i's angle; null = none.
+void rope(double* head, int64_t n_rot, int64_t pos, double base, double scale, bool neox,
+          const double* ff) {
   for (int64_t i = 0; i < n_rot / 2; ++i) {
-    const double theta = double(pos) * scale * std::pow(base, -2.0 * double(i) / double(n_rot));
+    const double theta = double(pos) * scale * std::pow(base, -2.0 * double(i) / double(n_rot)) /
+                         (ff ? ff[i] : 1.0);
     const double c = std::cos(theta), s = std::sin(theta);
     const int64_t a = neox ? i : 2 * i;
     const int64_t b = neox ? i + n_rot / 2 : 2 * i + 1;
@@ -84,6 +87,15 @@ std::vector<std::vector<double>> reference_logits(const std::string& path,
     scale = 1.0 / f.get_float(p + "rope.scaling.factor");
   }
   const bool neox = arch != "llama";
+  // One tensor for every layer, named without a layer number (llama.cpp's LLM_TENSOR_ROPE_FREQS).
+  Tensor rope_freqs;
+  if (f.find_tensor("rope_freqs.weight")) {
+    rope_freqs = load(f, "rope_freqs.weight");
+    if (rope_freqs.dims != std::vector<uint64_t>{uint64_t(n_rot / 2)}) {
+      throw std::runtime_error("reference: rope_freqs.weight is not [n_rot/2]");
+    }
+  }
+  const double* ff = rope_freqs.data.empty() ? nullptr : rope_freqs.data.data();
   const bool bias = arch == "qwen2";
   const bool qk_norm = arch == "qwen3";
 
@@ -125,7 +137,7 @@ std::vector<std::vector<double>> reference_logits(const std::string& path,
           const Vec n = rmsnorm(Vec(qh, qh + head_dim), w["attn_q_norm.weight"].data.data(), eps);
           std::copy(n.begin(), n.end(), qh);
         }
-        rope(qh, n_rot, t, base, scale, neox);
+        rope(qh, n_rot, t, base, scale, neox, ff);
       }
       for (int64_t hd = 0; hd < n_head_kv; ++hd) {
         double* kh = k[size_t(t)].data() + hd * head_dim;
@@ -133,7 +145,7 @@ std::vector<std::vector<double>> reference_logits(const std::string& path,
           const Vec n = rmsnorm(Vec(kh, kh + head_dim), w["attn_k_norm.weight"].data.data(), eps);
           std::copy(n.begin(), n.end(), kh);
         }
-        rope(kh, n_rot, t, base, scale, neox);
+        rope(kh, n_rot, t, base, scale, neox, ff);
       }
     }
     (void)kv_dim;

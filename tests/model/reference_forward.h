@@ -1,6 +1,7 @@
 // A float64 reference forward pass of the Llama family (llama, qwen2, qwen3), written from the
 // equations for the tests. It shares no code with the engine's forward pass: it reads the raw
-// metadata keys and tensors itself and does every step in double precision.
+// metadata keys and tensors itself and does every step in double precision. RoPE angles are
+// pos·scale·base^(−2i/n_rot), divided by rope_freqs.weight[i] when the file has that tensor.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -12,18 +14,21 @@ namespace ork::ops {
 namespace {
 
 // Rotates like rope() in double. Angles either exact (double formula) or ggml's f32 recurrence.
+// ff: one frequency factor per pair (empty: none), dividing the pair's angle.
 std::vector<double> ref_rope(const std::vector<float>& x, int64_t n_heads, int64_t head_dim,
                              int64_t n_rot, int64_t pos, float base, float scale, RopeMode mode,
-                             bool ggml_angles) {
+                             bool ggml_angles, const std::vector<float>& ff = {}) {
   std::vector<double> out(x.begin(), x.end());
   const int64_t half = n_rot / 2;
   const float theta_scale = std::pow(base, -2.0f / float(n_rot));
   float t = float(pos);
   std::vector<double> theta(static_cast<size_t>(half));
   for (int64_t i = 0; i < half; ++i) {
-    theta[size_t(i)] = ggml_angles ? double(scale * t)
+    const float f = ff.empty() ? 1.0f : ff[size_t(i)];
+    theta[size_t(i)] = ggml_angles ? double(scale * (t / f))
                                    : double(pos) * double(scale) *
-                                         std::pow(double(base), -2.0 * double(i) / double(n_rot));
+                                         std::pow(double(base), -2.0 * double(i) / double(n_rot)) /
+                                         double(f);
     t *= theta_scale;
   }
   for (int64_t h = 0; h < n_heads; ++h)
@@ -74,6 +79,74 @@ TEST(Rope, MatchesDoubleFormula) {
   }
 }
 
+// Factors spread over [1/8, 8] (log-uniform), as Llama 3.1's rope_freqs (1 ... 8) and beyond.
+std::vector<float> random_factors(int64_t n, uint32_t seed) {
+  std::vector<float> u = testing::random_floats(size_t(n), seed);  // in [-1, 1)
+  std::vector<float> ff(u.size());
+  for (size_t i = 0; i < u.size(); ++i) ff[i] = std::exp2(3.0f * u[i]);
+  return ff;
+}
+
+TEST(Rope, FrequencyFactorsDivideEachPairsAngle) {
+  const Case cases[] = {{1, 2, 2, 1, 10000.0f, 1.0f},      {3, 8, 8, 5, 10000.0f, 1.0f},
+                        {2, 64, 64, 17, 500000.0f, 1.0f},  {4, 128, 128, 1000, 500000.0f, 1.0f},
+                        {2, 10, 6, 7, 10000.0f, 0.5f},     {5, 64, 32, 123, 500000.0f, 0.25f},
+                        {1, 128, 128, 4095, 10000.0f, 1.0f}};
+  for (RopeMode mode : {RopeMode::kNormal, RopeMode::kNeox}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(::testing::Message() << "mode=" << int(mode) << " heads=" << c.n_heads << " dim="
+                                        << c.head_dim << " n_rot=" << c.n_rot << " pos=" << c.pos);
+      const std::vector<float> x =
+          testing::random_floats(size_t(c.n_heads * c.head_dim), uint32_t(c.pos + 3 * c.head_dim));
+      const std::vector<float> ff = random_factors(c.n_rot / 2, uint32_t(c.n_rot + c.pos));
+      std::vector<float> y = x;
+      rope(y.data(), c.n_heads, c.head_dim, c.n_rot, c.pos, c.base, c.scale, mode, ff.data());
+      const std::vector<double> ggml =
+          ref_rope(x, c.n_heads, c.head_dim, c.n_rot, c.pos, c.base, c.scale, mode, true, ff);
+      const std::vector<double> exact =
+          ref_rope(x, c.n_heads, c.head_dim, c.n_rot, c.pos, c.base, c.scale, mode, false, ff);
+      const std::vector<double> without =
+          ref_rope(x, c.n_heads, c.head_dim, c.n_rot, c.pos, c.base, c.scale, mode, false);
+      for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], ggml[i], 1e-6) << "element " << i;
+      // The division adds one f32 rounding (relative 2^-24) to each angle.
+      const double tol = 1e-6 + double(c.pos) * double(c.scale) * double(c.n_rot) * 2e-7;
+      double moved = 0;  // how far the factors moved the result: the test must see them
+      for (size_t i = 0; i < y.size(); ++i) {
+        ASSERT_NEAR(y[i], exact[i], tol) << "element " << i;
+        moved = std::max(moved, std::fabs(exact[i] - without[i]));
+      }
+      EXPECT_GT(moved, 10 * tol);
+      for (int64_t h = 0; h < c.n_heads; ++h)
+        for (int64_t d = c.n_rot; d < c.head_dim; ++d)
+          ASSERT_EQ(y[size_t(h * c.head_dim + d)], x[size_t(h * c.head_dim + d)]);
+    }
+  }
+}
+
+TEST(Rope, NullFactorsAndAllOnesAreBitIdentical) {
+  const std::vector<float> ones(32, 1.0f);
+  for (RopeMode mode : {RopeMode::kNormal, RopeMode::kNeox}) {
+    const std::vector<float> x = testing::random_floats(3 * 80, 5);
+    std::vector<float> a = x, b = x;
+    rope(a.data(), 3, 80, 64, 1234, 500000.0f, 0.5f, mode);
+    rope(b.data(), 3, 80, 64, 1234, 500000.0f, 0.5f, mode, ones.data());
+    EXPECT_TRUE(testing::bit_equal(a, b));
+  }
+}
+
+TEST(Rope, FactorIOfANeoxHeadActsOnDimsIAndIPlusHalf) {
+  // One head of 4 dims, only pair 1 set: normal pairs (2, 3), NeoX pairs (1, 3). Pair 1's base angle
+  // at pos 10 is 10·base^(-1/2) = 0.1; the factor 4 makes it 0.025, and pair 0's factor is unused.
+  const float ff[2] = {1000.0f, 4.0f};
+  std::vector<float> normal = {0.0f, 0.0f, 1.0f, 0.0f}, neox = {0.0f, 1.0f, 0.0f, 0.0f};
+  rope(normal.data(), 1, 4, 4, 10, 10000.0f, 1.0f, RopeMode::kNormal, ff);
+  rope(neox.data(), 1, 4, 4, 10, 10000.0f, 1.0f, RopeMode::kNeox, ff);
+  EXPECT_NEAR(normal[2], std::cos(0.025), 1e-6);
+  EXPECT_NEAR(normal[3], std::sin(0.025), 1e-6);
+  EXPECT_NEAR(neox[1], std::cos(0.025), 1e-6);
+  EXPECT_NEAR(neox[3], std::sin(0.025), 1e-6);
+}
+
 TEST(Rope, PositionZeroIsIdentityAndPairsKeepTheirNorm) {
   std::vector<float> x = testing::random_floats(64, 1);
   std::vector<float> y = x;
@@ -104,6 +177,15 @@ TEST(Rope, RejectsBadParameters) {
   EXPECT_THROW(rope(x.data(), 1, 8, 10, 0, 10000.0f, 1.0f, RopeMode::kNormal), Error);
   EXPECT_THROW(rope(x.data(), 1, 8, 8, -1, 10000.0f, 1.0f, RopeMode::kNormal), Error);
   EXPECT_THROW(rope(x.data(), 1, 8, 8, 0, 0.0f, 1.0f, RopeMode::kNormal), Error);
+  for (float bad : {0.0f, -1.0f, NAN, INFINITY}) {
+    const float ff[4] = {1.0f, 2.0f, bad, 1.0f};
+    try {
+      rope(x.data(), 1, 8, 8, 3, 10000.0f, 1.0f, RopeMode::kNormal, ff);
+      ADD_FAILURE() << "no error for factor " << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("freq_factors[2]"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -52,12 +52,22 @@ Kind kind_of(const TensorSpec& t) {
   return Kind::Norm;
 }
 
-// Values of one tensor: depend on the seed and the name only.
+// Values of one tensor: depend on the seed and the name only (rope_freqs.weight: on the spec's
+// rope parameters).
 std::vector<float> values(const ModelSpec& spec, const TensorSpec& t) {
   uint64_t n = 1;
   for (uint64_t d : t.dims) n *= d;
   std::vector<float> v(n);
   Rng rng(spec.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(t.name));
+  if (t.name == "rope_freqs.weight") {
+    if (spec.rope_freqs == "llama3") {
+      return llama3_rope_factors(head_dim_of(spec), spec.rope_freq_base, spec.llama3_factor,
+                                 spec.llama3_low_freq_factor, spec.llama3_high_freq_factor,
+                                 spec.llama3_original_ctx);
+    }
+    for (float& x : v) x = std::exp2(3.0f * rng.uniform());  // "random": log-uniform in [1/8, 8)
+    return v;
+  }
   const float sqrt3 = std::sqrt(3.0f);  // uniform on [-a, a] has std a / sqrt(3)
   const float inv_sqrt_embd = 1.0f / std::sqrt(float(spec.n_embd));
   float std_dev = 0.0f;
@@ -138,6 +148,37 @@ ModelSpec preset(std::string_view name) {
   return s;
 }
 
+std::vector<float> llama3_rope_factors(int head_dim, float freq_base, float factor, float low_freq_factor,
+                                       float high_freq_factor, int original_ctx) {
+  if (head_dim <= 0 || head_dim % 2 != 0) {
+    fail("gen_model: llama3 rope factors need a positive even head_dim (got ", head_dim, ")");
+  }
+  if (!(freq_base > 0) || !(factor > 0) || !(low_freq_factor > 0) ||
+      !(high_freq_factor > low_freq_factor) || original_ctx <= 0 || !std::isfinite(freq_base) ||
+      !std::isfinite(factor) || !std::isfinite(high_freq_factor)) {
+    fail("gen_model: llama3 rope scaling needs freq_base, factor, low_freq_factor > 0, high_freq_factor > "
+         "low_freq_factor and original_ctx > 0 (got ", freq_base, ", ", factor, ", ", low_freq_factor, ", ",
+         high_freq_factor, ", ", original_ctx, ")");
+  }
+  const double pi = 3.14159265358979323846;
+  const double ctx = double(original_ctx), lo = double(low_freq_factor), hi = double(high_freq_factor);
+  const double low_freq_wavelen = ctx / lo, high_freq_wavelen = ctx / hi;
+  std::vector<float> out(size_t(head_dim / 2));
+  for (int i = 0; i < head_dim / 2; ++i) {
+    const double freq = std::pow(double(freq_base), -2.0 * double(i) / double(head_dim));
+    const double wavelen = 2.0 * pi / freq;
+    double f = 1.0;
+    if (wavelen > low_freq_wavelen) {
+      f = double(factor);
+    } else if (wavelen >= high_freq_wavelen) {
+      const double smooth = (ctx / wavelen - lo) / (hi - lo);
+      f = 1.0 / ((1.0 - smooth) / double(factor) + smooth);
+    }
+    out[size_t(i)] = float(f);
+  }
+  return out;
+}
+
 int head_dim_of(const ModelSpec& spec) {
   return spec.head_dim != 0 ? spec.head_dim : (spec.n_head > 0 ? spec.n_embd / spec.n_head : 0);
 }
@@ -148,6 +189,7 @@ std::vector<TensorSpec> tensor_specs(const ModelSpec& spec) {
   const uint64_t q_dim = uint64_t(spec.n_head) * hd, kv_dim = uint64_t(spec.n_head_kv) * hd;
   const quant::Type wt = spec.weight_type, f32 = quant::Type::F32;
   std::vector<TensorSpec> out;
+  if (!spec.rope_freqs.empty()) out.push_back({"rope_freqs.weight", {hd / 2}, f32});
   out.push_back({"token_embd.weight", {embd, vocab}, wt});
   for (int i = 0; i < spec.n_layer; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
@@ -205,6 +247,13 @@ void validate(const ModelSpec& spec) {
   }
   if (!(spec.rms_eps > 0) || !(spec.rope_freq_base > 0) || !(spec.rope_scale_linear > 0)) {
     fail("gen_model: rms_eps, rope_freq_base and rope_scale_linear must be positive");
+  }
+  if (!spec.rope_freqs.empty() && spec.rope_freqs != "llama3" && spec.rope_freqs != "random") {
+    fail("gen_model: unknown rope_freqs '", spec.rope_freqs, "' (llama3, random, or empty for none)");
+  }
+  if (spec.rope_freqs == "llama3") {  // throws naming the parameters when they are not usable
+    (void)llama3_rope_factors(hd, spec.rope_freq_base, spec.llama3_factor, spec.llama3_low_freq_factor,
+                              spec.llama3_high_freq_factor, spec.llama3_original_ctx);
   }
   if (!(spec.weight_std >= 0) || !std::isfinite(spec.weight_std)) {
     fail("gen_model: weight_std must be finite and not negative (got ", spec.weight_std, ")");

@@ -27,6 +27,15 @@ struct ModelSpec {
   int head_dim = 0;  // 0 → n_embd / n_head; otherwise written as <arch>.attention.key_length/value_length
   float rope_freq_base = 10000.0f;
   float rope_scale_linear = 1.0f;  // != 1 → rope.scaling.type = "linear", rope.scaling.factor
+  // RoPE frequency factors, written as the tensor rope_freqs.weight (f32, {head_dim/2}; pair i's angle
+  // is divided by factor i, in every layer): "" → none; "llama3" → Llama 3.1's factors from the
+  // llama3_* fields and rope_freq_base (llama3_rope_factors); "random" → log-uniform in [1/8, 8]
+  // from the seed. No metadata key goes with them (Llama 3.1 GGUFs declare no rope.scaling.type).
+  std::string rope_freqs = "";
+  float llama3_factor = 8.0f;            // rope_scaling.factor (low-frequency pairs are slowed by it)
+  float llama3_low_freq_factor = 1.0f;   // rope_scaling.low_freq_factor
+  float llama3_high_freq_factor = 4.0f;  // rope_scaling.high_freq_factor (> low_freq_factor)
+  int llama3_original_ctx = 8192;        // rope_scaling.original_max_position_embeddings
   float rms_eps = 1e-5f;
   bool tied_output = false;        // true → no output.weight (the head reuses token_embd)
   quant::Type weight_type = quant::Type::F32;  // every 2-D weight; norms and biases stay F32
@@ -46,6 +55,16 @@ std::vector<std::string_view> preset_names();
 // "tiny-llama", "tiny-qwen2", "tiny-qwen3", "tiny-spm" (llama tokenizer), "tiny-q4k" (q4_K weights,
 // n_embd 256). Throws ork::Error listing the names when `name` is unknown.
 ModelSpec preset(std::string_view name);
+
+// Llama 3.1's ("llama3" rope scaling) frequency factors for the head_dim/2 rotated pairs, as
+// llama.cpp's convert_hf_to_gguf.py computes rope_freqs.weight: with freq_i = base^(−2i/head_dim) and
+// wavelength λ_i = 2π/freq_i, factor_i = 1 when λ_i < original_ctx/high_freq_factor, `factor` when
+// λ_i > original_ctx/low_freq_factor, else 1/((1−s)/factor + s) with
+// s = (original_ctx/λ_i − low_freq_factor)/(high_freq_factor − low_freq_factor). Computed in double.
+// Throws ork::Error for a head_dim that is not positive and even, or parameters that are not
+// positive (and high_freq_factor > low_freq_factor).
+std::vector<float> llama3_rope_factors(int head_dim, float freq_base, float factor, float low_freq_factor,
+                                       float high_freq_factor, int original_ctx);
 
 // Effective head dimension of a spec (head_dim, or n_embd / n_head when 0).
 int head_dim_of(const ModelSpec& spec);

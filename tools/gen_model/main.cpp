@@ -17,7 +17,9 @@ constexpr const char* kUsage =
     "usage: ork-gen-model [--preset NAME] [--arch llama|qwen2|qwen3] [--type f32|f16|q8_0|...]\n"
     "                     [--vocab N] [--embd N] [--layers N] [--heads N] [--kv-heads N] [--ff N]\n"
     "                     [--ctx N] [--head-dim N] [--tokenizer gpt2|llama] [--pre NAME] [--tied]\n"
-    "                     [--seed S] -o PATH\n"
+    "                     [--rope-freqs none|llama3|random] [--seed S] -o PATH\n"
+    "--rope-freqs writes rope_freqs.weight: llama3 = Llama 3.1's factors (factor 8, low 1, high 4,\n"
+    "original context 8192), random = seeded factors in [1/8, 8].\n"
     "Flags override the preset (default: \"default\").\n";
 
 struct Usage {
@@ -72,7 +74,7 @@ int run(int argc, char** argv) {
     static const char* const kValueFlags[] = {
         "--preset", "-o",      "--output",   "--arch",    "--type",     "--vocab",
         "--embd",   "--layers", "--heads",   "--kv-heads", "--ff",      "--ctx",
-        "--head-dim", "--tokenizer", "--pre", "--seed"};
+        "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || a == f;
     if (!known) throw Usage{"unknown flag '" + a + "' (see --help)"};
@@ -113,6 +115,8 @@ int run(int argc, char** argv) {
       spec.tokenizer = v;
     } else if (a == "--pre") {
       spec.pre = v;
+    } else if (a == "--rope-freqs") {
+      spec.rope_freqs = v == "none" ? "" : v;  // validate() names an unknown value
     } else if (a == "--seed") {
       try {
         spec.seed = uint64_t(ork::parse_int(v, "--seed", 0, INT64_MAX));
