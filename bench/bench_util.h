@@ -7,20 +7,12 @@
 #include <thread>
 #include <vector>
 
+#include "core/machine.h"
+
 namespace ork::bench {
 
-// "model name" of /proc/cpuinfo and the core count, e.g. "AMD EPYC 7B13 (2 cores)".
-inline std::string machine_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, name = "unknown cpu";
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0) {
-      name = line.substr(line.find(':') + 2);
-      break;
-    }
-  }
-  return name + " (" + std::to_string(std::thread::hardware_concurrency()) + " cores)";
-}
+// The machine, as core/machine.h names it.
+inline std::string machine_name() { return ork::machine_name(); }
 
 inline double median(std::vector<double> v) {
   if (v.empty()) return 0;

@@ -60,7 +60,12 @@ TEST(OrkBench, JsonReportIsConsistent) {
     EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "one line of JSON: " << r.out;
     EXPECT_EQ(json_number(r.out, "threads"), 2);
     EXPECT_EQ(json_number(r.out, "repetitions"), 2);
+    EXPECT_NE(r.out.find("\"machine\":\""), std::string::npos) << r.out;
     EXPECT_GT(json_number(r.out, "pp_tok_per_s"), 0);
+    // Two runs: the median is their mean.
+    EXPECT_NEAR(json_number(r.out, "pp_tok_per_s_median"), json_number(r.out, "pp_tok_per_s"),
+                1e-5 * json_number(r.out, "pp_tok_per_s"));
+    EXPECT_NE(r.out.find("\"tg_tok_per_s_runs\":["), std::string::npos) << r.out;
     const double tg = json_number(r.out, "tg_tok_per_s");
     EXPECT_GT(tg, 0);
     const double wbytes = json_number(r.out, "weight_bytes_per_token");

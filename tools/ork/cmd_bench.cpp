@@ -14,6 +14,7 @@
 #include "device_flags.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/machine.h"
 #include "core/timer.h"
 #include "ops/cpu_features.h"
 #include "runtime/context.h"
@@ -38,7 +39,7 @@ const std::vector<OptionSpec> kBenchOptions = {
 };
 
 struct Stats {
-  double mean = 0, stddev = 0;
+  double mean = 0, stddev = 0, median = 0;
 };
 
 Stats stats(const std::vector<double>& v) {
@@ -46,6 +47,10 @@ Stats stats(const std::vector<double>& v) {
   if (v.empty()) return s;
   for (double x : v) s.mean += x;
   s.mean /= double(v.size());
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t h = sorted.size() / 2;
+  s.median = sorted.size() % 2 ? sorted[h] : 0.5 * (sorted[h - 1] + sorted[h]);
   if (v.size() > 1) {
     double ss = 0;
     for (double x : v) ss += (x - s.mean) * (x - s.mean);
@@ -180,6 +185,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (json) {
     JsonWriter j;
     j.begin_object();
+    j.key("machine").value(machine_name());
     j.key("model").value(eo.model_path);
     j.key("device").value(engine.device_name());
     j.key("kernels").value(isa);
@@ -189,8 +195,16 @@ int cmd_bench(const std::vector<std::string>& argv) {
     j.key("n_gen").value(n_gen);
     j.key("pp_tok_per_s").value(spp.mean);
     j.key("pp_tok_per_s_stddev").value(spp.stddev);
+    j.key("pp_tok_per_s_median").value(spp.median);
+    j.key("pp_tok_per_s_runs").begin_array();
+    for (double v : pp) j.value(v);
+    j.end_array();
     j.key("tg_tok_per_s").value(stg.mean);
     j.key("tg_tok_per_s_stddev").value(stg.stddev);
+    j.key("tg_tok_per_s_median").value(stg.median);
+    j.key("tg_tok_per_s_runs").begin_array();
+    for (double v : tg) j.value(v);
+    j.end_array();
     j.key("weight_bytes_per_token").value(int64_t(wbytes));
     j.key("decode_gb_per_s").value(decode_gbs);
     j.key("memcpy_gb_per_s").value(mem_gbs);
