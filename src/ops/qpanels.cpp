@@ -159,11 +159,22 @@ void pack_k_scales(const uint8_t* sc, const uint8_t* m, uint8_t* s) {
 // Moves one GGUF block of row r into / out of its panel (scale region `s`, quant region `q`).
 // Quant byte 4g+e of a 32-element block (and byte 32j+4g+e of a Q4_K block) sits at panel offset
 // (group)·64 + 4r + e; Q8_0 quants flip their sign bit.
+// Copies `groups` 4-byte groups from consecutive GGUF bytes to the panel (group stride 64, row r),
+// XOR `flip` on every byte.
+inline void scatter_groups(const uint8_t* src, int groups, int r, uint32_t flip, uint8_t* q) {
+  for (int g = 0; g < groups; ++g) {
+    uint32_t v;
+    std::memcpy(&v, src + 4 * g, 4);
+    v ^= flip;
+    std::memcpy(q + g * kPanelGroupBytes + r * 4, &v, 4);
+  }
+}
+
 void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q) {
   if (t == quant::Type::Q6_K) {  // BlockQ6_K: ql[128], qh[64], scales[16], d
     std::memcpy(s + 2 * r, blk + 208, 2);
     for (int j = 0; j < 16; ++j) s[32 + 16 * j + r] = blk[192 + j];
-    for (int j = 0; j < 192; ++j) q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4] = blk[j];
+    scatter_groups(blk, 48, r, 0, q);
     return;
   }
   if (t == quant::Type::Q4_K) {
@@ -175,13 +186,14 @@ void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q)
       s[64 + 16 * j + r] = sc[j];
       s[192 + 16 * j + r] = m[j];
     }
-    for (int j = 0; j < 128; ++j) q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4] = blk[16 + j];
+    scatter_groups(blk + 16, 32, r, 0, q);
     return;
   }
   std::memcpy(s + 2 * r, blk, 2);
-  const int n = t == quant::Type::Q8_0 ? 32 : 16;
-  const uint8_t flip = t == quant::Type::Q8_0 ? 0x80 : 0;
-  for (int j = 0; j < n; ++j) q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4] = blk[2 + j] ^ flip;
+  if (t == quant::Type::Q8_0)
+    scatter_groups(blk + 2, 8, r, 0x80808080u, q);
+  else
+    scatter_groups(blk + 2, 4, r, 0, q);
 }
 
 void get_block(quant::Type t, const uint8_t* s, const uint8_t* q, int r, uint8_t* blk) {
