@@ -16,8 +16,8 @@ CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weig
     panels_[size_t(lin->index)] =
         std::make_unique<ops::QPanels>(ops::QPanels::pack(t, lin->w->data, lin->n, lin->k, &pool));
     packed_bytes_ += panels_[size_t(lin->index)]->bytes();
-    // The token embedding (a tied output) is still read by row lookups: keep its pages.
-    if (lin->w != weights->token_embd) file->mapping().drop_pages(lin->w->offset, lin->w->n_bytes);
+    // Also for a tied output: the embedding lookup then faults in only the rows it reads.
+    file->mapping().drop_pages(lin->w->offset, lin->w->n_bytes);
   }
 }
 

@@ -71,44 +71,50 @@ TEST_P(ForwardFast, LogitsWithinActivationRoundingOfReference) {
               std::string(quant::type_name(uint32_t(GetParam()))).c_str(), worst);
 }
 
-// Q8_0 / Q4_0 / Q4_K / Q6_K linears packed into panels (CpuMatmul given the weights): the same bound against the
-// reference, the packed copy is used when the CPU has a panel kernel, and decoding token by token
-// gives bit-identical logits to the batched prefill (the panel kernel does not depend on M).
+// Q8_0 / Q4_0 / Q4_K / Q6_K linears packed into panels (CpuMatmul given the weights): the same
+// bound against the reference, the packed copy is used when the CPU has a panel kernel, and decoding
+// token by token gives bit-identical logits to the batched prefill (the panel kernel does not depend
+// on M). Tied too: the packed output's pages are dropped from the mapping and the embedding lookup
+// re-reads them.
 class ForwardFastPacked : public ::testing::TestWithParam<quant::Type> {};
 
 TEST_P(ForwardFastPacked, PanelsWithinBoundAndDecodeEqualsPrefill) {
-  ork::testing::TempDir dir;
-  gen::ModelSpec spec;
-  spec.arch = "llama";
-  spec.weight_type = GetParam();
-  spec.n_vocab = 300;
-  spec.n_embd = 256;
-  spec.n_ff = 512;
-  spec.n_head = 4;
-  spec.n_head_kv = 2;
-  spec.n_layer = 2;
-  spec.seed = 7;
-  const std::string path = dir.file("m.gguf");
-  gen::write_model(spec, path);
-  const std::vector<int32_t> tokens = {1, 17, 42, 299, 5, 0, 123, 77};
-  const auto ref = ork::testing::reference_logits(path, tokens);
-  const auto m = Model::load(path);
-  const Config& cfg = m->config();
-  ThreadPool pool(2);
-  CpuMatmul backend(pool, ops::MatmulMode::kFast, &m->weights(), &m->file());
-  const bool has_panels = ops::panel_kernel(GetParam(), ops::best_isa()) != nullptr;
-  EXPECT_EQ(backend.packed_bytes() > 0, has_panels);
-  Forward fwd(cfg, m->weights(), backend, pool);
-  const int64_t n = int64_t(tokens.size());
-  KvCache cache(cfg.n_layer, 32, cfg.kv_dim());
-  std::vector<float> batched(size_t(n * cfg.n_vocab)), stepped(batched.size());
-  fwd.eval(cache, tokens.data(), n, 0, true, batched.data());
-  KvCache cache2(cfg.n_layer, 32, cfg.kv_dim());
-  for (int64_t t = 0; t < n; ++t)
-    fwd.eval(cache2, tokens.data() + t, 1, t, false, stepped.data() + t * cfg.n_vocab);
-  EXPECT_EQ(0, std::memcmp(batched.data(), stepped.data(), batched.size() * sizeof(float)));
-  for (size_t t = 0; t < tokens.size(); ++t)
-    EXPECT_LT(normalized_error(batched.data() + int64_t(t) * cfg.n_vocab, ref[t]), 5e-2) << "position " << t;
+  for (bool tied : {false, true}) {
+    SCOPED_TRACE(tied ? "tied output" : "untied output");
+    ork::testing::TempDir dir;
+    gen::ModelSpec spec;
+    spec.tied_output = tied;
+    spec.arch = "llama";
+    spec.weight_type = GetParam();
+    spec.n_vocab = 300;
+    spec.n_embd = 256;
+    spec.n_ff = 512;
+    spec.n_head = 4;
+    spec.n_head_kv = 2;
+    spec.n_layer = 2;
+    spec.seed = 7;
+    const std::string path = dir.file("m.gguf");
+    gen::write_model(spec, path);
+    const std::vector<int32_t> tokens = {1, 17, 42, 299, 5, 0, 123, 77};
+    const auto ref = ork::testing::reference_logits(path, tokens);
+    const auto m = Model::load(path);
+    const Config& cfg = m->config();
+    ThreadPool pool(2);
+    CpuMatmul backend(pool, ops::MatmulMode::kFast, &m->weights(), &m->file());
+    const bool has_panels = ops::panel_kernel(GetParam(), ops::best_isa()) != nullptr;
+    EXPECT_EQ(backend.packed_bytes() > 0, has_panels);
+    Forward fwd(cfg, m->weights(), backend, pool);
+    const int64_t n = int64_t(tokens.size());
+    KvCache cache(cfg.n_layer, 32, cfg.kv_dim());
+    std::vector<float> batched(size_t(n * cfg.n_vocab)), stepped(batched.size());
+    fwd.eval(cache, tokens.data(), n, 0, true, batched.data());
+    KvCache cache2(cfg.n_layer, 32, cfg.kv_dim());
+    for (int64_t t = 0; t < n; ++t)
+      fwd.eval(cache2, tokens.data() + t, 1, t, false, stepped.data() + t * cfg.n_vocab);
+    EXPECT_EQ(0, std::memcmp(batched.data(), stepped.data(), batched.size() * sizeof(float)));
+    for (size_t t = 0; t < tokens.size(); ++t)
+      EXPECT_LT(normalized_error(batched.data() + int64_t(t) * cfg.n_vocab, ref[t]), 5e-2) << "position " << t;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, ForwardFastPacked,
