@@ -226,7 +226,10 @@ int ork_query_mem(const ork_model* model, const ork_context* ctx, ork_mem_info* 
  * With share_weights_with (a loaded model) the plan is on that model's device and leaves out every
  * weight identical to one of its resident weights: weight_shared_bytes and weights_shared say what,
  * as ork_query_mem does after loading (this packs every weight, as loading does). With
- * share_scratch_with the plan is on that model's device; the scratch saving is not planned. */
+ * share_scratch_with the plan is on that model's device: domains[d].internal_bytes is the shared
+ * scratch after loading (grown to this model's need), total_dma_bytes counts only that growth, and
+ * internal_shared_saving the scratch of its own this model does not allocate — as ork_query_mem
+ * reports after loading. */
 int ork_query_plan(const char* path, const ork_model_options* opts, int64_t n_ctx, ork_mem_info* out);
 
 /* ---- External memory (zero-copy I/O) ------------------------------------------------------------ */

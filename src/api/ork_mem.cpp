@@ -97,6 +97,7 @@ int ork_query_plan(const char* path, const ork_model_options* opts, int64_t n_ct
     info.n_domains = std::min<uint32_t>(p.domains_used, ORK_MAX_DOMAINS);
     info.weight_shared_bytes = p.weight_shared_bytes;
     info.weights_shared = p.weights_shared;
+    info.internal_shared_saving = p.scratch_shared_saving;
     for (uint32_t d = 0; d < info.n_domains; ++d) {
       info.domains[d].weight_bytes = d < p.weight_device_bytes.size() ? p.weight_device_bytes[d] : 0;
       info.domains[d].internal_bytes = d < p.scratch_device_bytes.size() ? p.scratch_device_bytes[d] : 0;

@@ -330,6 +330,10 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
     popts.budget_bytes = options.wcache_budget_bytes;
     popts.m_max = options.m_max;
     weights::Plan plan = make_plan(model->weights(), caps, popts);
+    uint64_t own_scratch = 0;  // as Engine's scratch_own_need_: before weights are shared
+    for (uint32_t d = 0; d < plan.domains_used && d < plan.scratch.size(); ++d)
+      for (uint64_t b : {plan.scratch[d].a, plan.scratch[d].c, plan.scratch[d].regcmd, plan.scratch[d].tasks})
+        own_scratch += page_round(b);
     // Weights identical to share_weights_with's resident ones are not loaded (as Engine does).
     const Engine* const other = options.share_weights_with;
     std::vector<std::pair<int32_t, int32_t>> shared;
@@ -363,18 +367,32 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
       mp.stream_budget_bytes = plan.budget_bytes;
       mp.window_bytes[0] += plan.budget_bytes;
     }
+    // share_scratch_with: that scratch grows, buffer by buffer, to this model's need
+    // (MatmulScratch::reserve reallocates a buffer that is too small, at least one page).
+    const npu::MatmulScratch* const theirs =
+        options.share_scratch_with != nullptr ? options.share_scratch_with->scratch() : nullptr;
+    if (theirs != nullptr) mp.scratch_shared_saving = own_scratch;
+    uint64_t scratch_growth = 0;
     for (uint32_t d = 0; d < needs.size(); ++d) {
       const npu::ScratchNeed& n = needs[d];
-      if (n.total() == 0) continue;
-      for (uint64_t b : {n.a, n.c, n.regcmd, n.tasks}) {
-        mp.scratch_device_bytes[d] += page_round(std::max<uint64_t>(b, kPage));
-        mp.window_bytes[d] += weights::iova_footprint(b);
+      if (n.total() == 0) {
+        if (theirs != nullptr) mp.scratch_device_bytes[d] = theirs->bytes(d);
+        continue;
+      }
+      const npu::ScratchNeed cap = theirs != nullptr ? theirs->capacity(d) : npu::ScratchNeed{};
+      const uint64_t need[] = {n.a, n.c, n.regcmd, n.tasks};
+      const uint64_t have[] = {cap.a, cap.c, cap.regcmd, cap.tasks};
+      for (int x = 0; x < 4; ++x) {
+        const bool grows = have[x] == 0 || have[x] < need[x];
+        const uint64_t size = grows ? page_round(std::max<uint64_t>(need[x], kPage)) : have[x];
+        mp.scratch_device_bytes[d] += size;
+        scratch_growth += size - have[x];
+        mp.window_bytes[d] += weights::iova_footprint(need[x]);
       }
       mp.scratch_caller_bytes[d] = npu::MatmulScratch::caller_bytes(n);
     }
-    for (uint32_t d = 0; d < mp.domains_used; ++d) {
-      mp.dma_bytes += mp.weight_device_bytes[d] + mp.scratch_device_bytes[d];
-    }
+    for (uint32_t d = 0; d < mp.domains_used; ++d) mp.dma_bytes += mp.weight_device_bytes[d];
+    mp.dma_bytes += scratch_growth;
     mp.dma_bytes += mp.stream_budget_bytes;
   }
   mp.ram_bytes = mp.model_file_bytes + mp.dma_bytes + mp.kv_cache_bytes + mp.host_scratch_bytes;

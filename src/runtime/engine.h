@@ -150,9 +150,10 @@ struct MemoryPlan {
   std::string reason;
   uint32_t domains_used = 0;
   std::vector<uint64_t> weight_device_bytes;   // [domain] resident: all weights; stream: 0 (loaded on demand)
-  std::vector<uint64_t> scratch_device_bytes;  // [domain] matmul scratch
+  std::vector<uint64_t> scratch_device_bytes;  // [domain] matmul scratch (shared: the shared one after loading)
   std::vector<uint64_t> scratch_caller_bytes;  // [domain] the part caller memory holds (scratch_mem[d])
   std::vector<uint64_t> window_bytes;          // [domain] IOVA footprint (power-of-two slots)
+  uint64_t scratch_shared_saving = 0;          // share_scratch_with: the scratch of its own it does not allocate
   uint64_t weight_shared_bytes = 0;            // share_weights_with: packed bytes served by its copy
   uint32_t weights_shared = 0;                 //   and how many linear weights
   uint64_t stream_budget_bytes = 0;            // stream: weight bytes resident at once (at most)
@@ -168,7 +169,9 @@ struct MemoryPlan {
 // the device. With share_weights_with (or share_scratch_with) the plan is for that Engine's device;
 // with share_weights_with the weights identical to its resident ones are compared by content (this
 // packs every weight, as loading would) and left out, and the scratch covers the domains of those
-// weights — what Engine::memory() reports after loading. share_scratch_with's saving is not planned.
+// weights — what Engine::memory() reports after loading. With share_scratch_with the per-domain
+// scratch is that Engine's scratch grown to this model's need (what both then use), dma_bytes counts
+// only the growth, and scratch_shared_saving the scratch of its own this model does not allocate.
 // Throws ork::Error like Engine's constructor.
 MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx);
 
@@ -187,6 +190,7 @@ class Engine {
   int threads() const { return pool_->size(); }
 
   npu::Device* device() { return device_.get(); }           // null on the CPU
+  const npu::MatmulScratch* scratch() const { return scratch_.get(); }  // null on the CPU
   const npu::Device* device() const { return device_.get(); }
   const weights::Plan* plan() const { return plan_.get(); }  // null on the CPU
   weights::Cache* cache() { return cache_.get(); }          // null on the CPU

@@ -207,9 +207,23 @@ TEST_F(Api, SharedScratchSavesTheSecondModelsScratch) {
 
   ork_model* a = load(pa);
   const ork_mem_info a_only = query(a);
+  // The plan before loading B on A's scratch says what the query says after.
+  ork_model_options po;
+  ork_model_options_init(&po);
+  po.device = "sim";
+  po.share_scratch_with = a;
+  ork_mem_info plan{};
+  ASSERT_EQ(ork_query_plan(pb.c_str(), &po, 64, &plan), ORK_OK) << ork_last_error();
   ork_model* b = load(pb, a, nullptr);
   ASSERT_NE(b, nullptr);
   const ork_mem_info mb = query(b);
+  EXPECT_EQ(plan.internal_shared_saving, mb.internal_shared_saving);
+  EXPECT_EQ(plan.total_dma_bytes, b_alone.weight_bytes);  // no scratch growth: the same shapes
+  ASSERT_LE(plan.n_domains, mb.n_domains);
+  for (uint32_t d = 0; d < plan.n_domains; ++d) {
+    EXPECT_EQ(plan.domains[d].internal_bytes, mb.domains[d].internal_bytes) << "domain " << d;
+    EXPECT_EQ(plan.domains[d].weight_bytes, mb.domains[d].weight_bytes) << "domain " << d;
+  }
   EXPECT_GT(mb.internal_shared_saving, 0u);
   EXPECT_EQ(mb.internal_shared_saving, b_alone.internal_device_bytes);
   // Same shapes: B added its weights and no scratch at all.
@@ -220,6 +234,38 @@ TEST_F(Api, SharedScratchSavesTheSecondModelsScratch) {
   ork_model_free(a);  // B keeps what it shares alive
   EXPECT_EQ(run(b), expected_b);
   ork_model_free(b);
+}
+
+// A larger model on a smaller model's scratch: the scratch grows, and the plan says by how much.
+TEST_F(Api, PlannedSharedScratchGrowthMatchesTheDevice) {
+  const std::string pa = make_model("small.gguf", 1);
+  ork::gen::ModelSpec s;
+  s.n_embd = 256;
+  s.n_ff = 768;
+  s.n_layer = 2;
+  s.n_vocab = 512;
+  s.weight_type = ork::quant::Type::Q8_0;
+  const std::string pb = dir_.file("large.gguf");
+  ork::gen::write_model(s, pb);
+  ork_model* a = load(pa);
+  const ork_mem_info a_only = query(a);
+  ork_model_options po;
+  ork_model_options_init(&po);
+  po.device = "sim";
+  po.share_scratch_with = a;
+  ork_mem_info plan{};
+  ASSERT_EQ(ork_query_plan(pb.c_str(), &po, 64, &plan), ORK_OK) << ork_last_error();
+  ork_model* b = load(pb, a, nullptr);
+  ASSERT_NE(b, nullptr);
+  const ork_mem_info mb = query(b);
+  EXPECT_GT(plan.total_dma_bytes, mb.weight_bytes);  // the weights and the scratch's growth
+  EXPECT_EQ(mb.total_dma_bytes - a_only.total_dma_bytes, plan.total_dma_bytes);
+  EXPECT_EQ(plan.internal_shared_saving, mb.internal_shared_saving);
+  EXPECT_GT(plan.internal_shared_saving, 0u);
+  for (uint32_t d = 0; d < plan.n_domains; ++d)
+    EXPECT_EQ(plan.domains[d].internal_bytes, mb.domains[d].internal_bytes) << "domain " << d;
+  ork_model_free(b);
+  ork_model_free(a);
 }
 
 TEST_F(Api, SharedWeightsAreComparedByContent) {
