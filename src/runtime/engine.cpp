@@ -8,6 +8,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "npu/drm_kernel.h"
+#include "ops/qpanels.h"
 #include "runtime/cpu_int8_matmul.h"
 #include "model/forward.h"
 #include "runtime/npu_matmul.h"
@@ -311,7 +312,12 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
   }
   if (device == "cpu") {
     mp.mode = "none";
-    mp.reason = "cpu: weights are read from the mapped file (q8_0, q4_0, q4_K matmul weights from a packed copy of about the same size)";
+    const bool packs = !options.exact && !options.cpu_int8 &&
+                       ops::panel_kernel(quant::Type::Q8_0, ops::best_isa()) != nullptr;
+    mp.reason = packs ? "cpu: q8_0, q4_0, q4_K and q6_K matmul weights run from a packed copy (about "
+                        "their size in the file; their mapped pages are released), the rest from the "
+                        "mapped file"
+                      : "cpu: weights are read from the mapped file";
   } else {
     npu::Capabilities caps;
     if (share_from != nullptr) {
