@@ -25,60 +25,45 @@ inline int32_t weight_q4_0(const uint8_t* q, int r, int e) {
   return int32_t(e < 16 ? byte & 15 : byte >> 4) - 8;
 }
 
+// One output of a Q8_0 / Q4_0 panel: row r of `panel` against activation row x (nb blocks).
 template <int32_t (*Weight)(const uint8_t*, int, int), int64_t QuantBytes>
-void tile_scalar_32(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t scale_bytes,
-                    int np, int ncol, const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
-  for (int i = 0; i < nx; ++i) {
-    const auto* xb = reinterpret_cast<const BlockQ8A*>(x + i * xs);
-    for (int c = 0; c < np * kPanelRows && c < ncol; ++c) {
-      const uint8_t* panel = panels + (c / kPanelRows) * panel_bytes;
-      const int r = c % kPanelRows;
-      float acc = 0.0f;
-      for (int64_t b = 0; b < nb; ++b) {
-        uint16_t dh;
-        std::memcpy(&dh, panel + (b * kPanelRows + r) * 2, 2);
-        const uint8_t* q = panel + scale_bytes + b * QuantBytes;
-        int32_t p = 0;
-        for (int e = 0; e < quant::kQK; ++e) p += Weight(q, r, e) * xb[b].qs[e];
-        acc = std::fma(f16_to_f32(dh) * xb[b].d, float(p), acc);
-      }
-      y[i * ys + c] = acc;
-    }
+float output_32(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const BlockQ8A* x) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    uint16_t dh;
+    std::memcpy(&dh, panel + (b * kPanelRows + r) * 2, 2);
+    const uint8_t* q = panel + scale_bytes + b * QuantBytes;
+    int32_t p = 0;
+    for (int e = 0; e < quant::kQK; ++e) p += Weight(q, r, e) * x[b].qs[e];
+    acc = std::fma(f16_to_f32(dh) * x[b].d, float(p), acc);
   }
+  return acc;
 }
 
 // Q4_K: per super-block, isum = Σ_s sc_s·Σ_{e∈s} q·x and msum = Σ_s m_s·Σ_{e∈s} x (exact int32),
 // then acc = fma(d·d_x, f32(isum), acc); acc = fma(−(dmin·d_x), f32(msum), acc).
-void tile_scalar_q4_k(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t scale_bytes,
-                      int np, int ncol, const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
-  for (int i = 0; i < nx; ++i) {
-    const auto* xb = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
-    for (int c = 0; c < np * kPanelRows && c < ncol; ++c) {
-      const uint8_t* panel = panels + (c / kPanelRows) * panel_bytes;
-      const int r = c % kPanelRows;
-      float acc = 0.0f;
-      for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* s = panel + b * kPanelQ4KScaleBytes;
-        const uint8_t* q = panel + scale_bytes + b * kPanelQ4KQuantBytes;
-        uint16_t dh, mh;
-        std::memcpy(&dh, s + 2 * r, 2);
-        std::memcpy(&mh, s + 32 + 2 * r, 2);
-        int32_t isum = 0, msum = 0;
-        for (int sb = 0; sb < 8; ++sb) {
-          int32_t p = 0;
-          for (int e = 0; e < 32; ++e) {
-            const uint8_t byte = q[((sb / 2) * 8 + e / 4) * kPanelGroupBytes + r * 4 + e % 4];
-            p += int32_t(sb % 2 ? byte >> 4 : byte & 15) * xb[b].qs[32 * sb + e];
-          }
-          isum += int32_t(s[64 + 16 * sb + r]) * p;
-          msum += int32_t(s[192 + 16 * sb + r]) * (xb[b].bsums[2 * sb] + xb[b].bsums[2 * sb + 1]);
-        }
-        acc = std::fma(f16_to_f32(dh) * xb[b].d, float(isum), acc);
-        acc = std::fma(-(f16_to_f32(mh) * xb[b].d), float(msum), acc);
+float output_q4_k(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* s = panel + b * kPanelQ4KScaleBytes;
+    const uint8_t* q = panel + scale_bytes + b * kPanelQ4KQuantBytes;
+    uint16_t dh, mh;
+    std::memcpy(&dh, s + 2 * r, 2);
+    std::memcpy(&mh, s + 32 + 2 * r, 2);
+    int32_t isum = 0, msum = 0;
+    for (int sb = 0; sb < 8; ++sb) {
+      int32_t p = 0;
+      for (int e = 0; e < 32; ++e) {
+        const uint8_t byte = q[((sb / 2) * 8 + e / 4) * kPanelGroupBytes + r * 4 + e % 4];
+        p += int32_t(sb % 2 ? byte >> 4 : byte & 15) * x[b].qs[32 * sb + e];
       }
-      y[i * ys + c] = acc;
+      isum += int32_t(s[64 + 16 * sb + r]) * p;
+      msum += int32_t(s[192 + 16 * sb + r]) * (x[b].bsums[2 * sb] + x[b].bsums[2 * sb + 1]);
     }
+    acc = std::fma(f16_to_f32(dh) * x[b].d, float(isum), acc);
+    acc = std::fma(-(f16_to_f32(mh) * x[b].d), float(msum), acc);
   }
+  return acc;
 }
 
 // Q6_K: q (0..63) of element e of row r from the panel's ql / qh groups.
@@ -89,35 +74,40 @@ inline int32_t q6_k_quant(const uint8_t* q, int r, int e) {
   return int32_t((k / 2 ? lo >> 4 : lo & 15) | (((hi >> (2 * k)) & 3) << 4));
 }
 
-void tile_scalar_q6_k(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t scale_bytes,
-                      int np, int ncol, const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
-  for (int i = 0; i < nx; ++i) {
-    const auto* xb = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
-    for (int c = 0; c < np * kPanelRows && c < ncol; ++c) {
-      const uint8_t* panel = panels + (c / kPanelRows) * panel_bytes;
-      const int r = c % kPanelRows;
-      float acc = 0.0f;
-      for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* s = panel + b * kPanelQ6KScaleBytes;
-        const uint8_t* q = panel + scale_bytes + b * kPanelQ6KQuantBytes;
-        uint16_t dh;
-        std::memcpy(&dh, s + 2 * r, 2);
-        int32_t t = 0;
-        for (int sb = 0; sb < 16; ++sb) {
-          int32_t p = 0;
-          for (int e = 16 * sb; e < 16 * sb + 16; ++e) p += q6_k_quant(q, r, e) * xb[b].qs[e];
-          t += int32_t(int8_t(s[32 + 16 * sb + r])) * (p - 32 * xb[b].bsums[sb]);
-        }
-        acc = std::fma(f16_to_f32(dh) * xb[b].d, float(t), acc);
-      }
-      y[i * ys + c] = acc;
+// Q6_K: per super-block t = Σ_s sc_s·(Σ_{e∈s} q·x − 32·Σ_{e∈s} x), acc = fma(d·d_x, f32(t), acc).
+float output_q6_k(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* s = panel + b * kPanelQ6KScaleBytes;
+    const uint8_t* q = panel + scale_bytes + b * kPanelQ6KQuantBytes;
+    uint16_t dh;
+    std::memcpy(&dh, s + 2 * r, 2);
+    int32_t t = 0;
+    for (int sb = 0; sb < 16; ++sb) {
+      int32_t p = 0;
+      for (int e = 16 * sb; e < 16 * sb + 16; ++e) p += q6_k_quant(q, r, e) * x[b].qs[e];
+      t += int32_t(int8_t(s[32 + 16 * sb + r])) * (p - 32 * x[b].bsums[sb]);
     }
+    acc = std::fma(f16_to_f32(dh) * x[b].d, float(t), acc);
+  }
+  return acc;
+}
+
+// A PanelTileFn from a per-output function: every (activation row, column) of the tile.
+template <typename Act, float (*Output)(int64_t, const uint8_t*, int64_t, int, const Act*)>
+void tile_scalar(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t scale_bytes, int np,
+                 int ncol, const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
+  for (int i = 0; i < nx; ++i) {
+    const auto* xr = reinterpret_cast<const Act*>(x + i * xs);
+    for (int c = 0; c < np * kPanelRows && c < ncol; ++c)
+      y[i * ys + c] = Output(nb, panels + (c / kPanelRows) * panel_bytes, scale_bytes, c % kPanelRows, xr);
   }
 }
 
-const PanelKernels kScalar = {tile_scalar_32<weight_q8_0, 8 * kPanelGroupBytes>,
-                              tile_scalar_32<weight_q4_0, 4 * kPanelGroupBytes>, tile_scalar_q4_k,
-                              tile_scalar_q6_k};
+const PanelKernels kScalar = {
+    tile_scalar<BlockQ8A, output_32<weight_q8_0, 8 * kPanelGroupBytes>>,
+    tile_scalar<BlockQ8A, output_32<weight_q4_0, 4 * kPanelGroupBytes>>,
+    tile_scalar<quant::BlockQ8_K, output_q4_k>, tile_scalar<quant::BlockQ8_K, output_q6_k>};
 
 // ---- Layout geometry per type. ----
 

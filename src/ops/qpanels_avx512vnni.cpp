@@ -20,6 +20,40 @@
 namespace ork::ops {
 namespace {
 
+template <int RX, int NP>
+inline void zero(__m512 (&a)[RX][NP]) {
+#pragma GCC unroll 8
+  for (int i = 0; i < RX; ++i)
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) a[i][c] = _mm512_setzero_ps();
+}
+template <int RX, int NP>
+inline void zero(__m512i (&a)[RX][NP]) {
+#pragma GCC unroll 8
+  for (int i = 0; i < RX; ++i)
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) a[i][c] = _mm512_setzero_si512();
+}
+// The RX activation rows of a tile (row stride xs bytes).
+template <typename Act, int RX>
+inline void row_pointers(const uint8_t* x, int64_t xs, const Act* (&xr)[RX]) {
+#pragma GCC unroll 8
+  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const Act*>(x + i * xs);
+}
+
+// Writes the ncol first columns of a tile's accumulators (row i, panel c → y[i·ys + 16c ..]).
+template <int RX, int NP>
+inline void store_tile(const __m512 (&acc)[RX][NP], int ncol, float* y, int64_t ys) {
+#pragma GCC unroll 8
+  for (int i = 0; i < RX; ++i)
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) {
+      const int valid = ncol - c * kPanelRows;
+      const __mmask16 m = valid >= 16 ? __mmask16(0xffff) : __mmask16((1u << valid) - 1);
+      _mm512_mask_storeu_ps(y + i * ys + c * kPanelRows, m, acc[i][c]);
+    }
+}
+
 // Adds the products of 4 consecutive quants of 16 rows (w[c], panel c) and the 4 activation bytes
 // qs[first .. first+3] of block b to s[i][c], for every activation row i.
 template <int RX, int NP>
@@ -39,20 +73,13 @@ template <bool Q4, int RX, int NP>
 void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
                 const uint8_t* x, int64_t xs, float* y, int64_t ys) {
   __m512 acc[RX][NP];
-  #pragma GCC unroll 8
-  for (int i = 0; i < RX; ++i)
-    #pragma GCC unroll 8
-    for (int c = 0; c < NP; ++c) acc[i][c] = _mm512_setzero_ps();
+  zero(acc);
   const BlockQ8A* xr[RX];
-  #pragma GCC unroll 8
-  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const BlockQ8A*>(x + i * xs);
+  row_pointers(x, xs, xr);
 
   for (int64_t b = 0; b < nb; ++b) {
     __m512i s[RX][NP];
-    #pragma GCC unroll 8
-    for (int i = 0; i < RX; ++i)
-      #pragma GCC unroll 8
-      for (int c = 0; c < NP; ++c) s[i][c] = _mm512_setzero_si512();
+    zero(s);
     if constexpr (Q4) {
       // Byte group g holds elements 4g.. (low nibbles) and 16+4g.. (high nibbles).
       const uint8_t* q = panels + sb + b * 4 * kPanelGroupBytes;
@@ -96,23 +123,7 @@ void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
       }
     }
   }
-  #pragma GCC unroll 8
-  for (int i = 0; i < RX; ++i)
-    #pragma GCC unroll 8
-    for (int c = 0; c < NP; ++c) {
-      const int valid = ncol - c * kPanelRows;
-      const __mmask16 m = valid >= 16 ? __mmask16(0xffff) : __mmask16((1u << valid) - 1);
-      _mm512_mask_storeu_ps(y + i * ys + c * kPanelRows, m, acc[i][c]);
-    }
-}
-
-template <bool Q4, int RX>
-void tile_rows(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
-               const uint8_t* x, int64_t xs, float* y, int64_t ys) {
-  if (np == 2)
-    tile_fixed<Q4, RX, 2>(nb, panels, pb, sb, ncol, x, xs, y, ys);
-  else
-    tile_fixed<Q4, RX, 1>(nb, panels, pb, sb, ncol, x, xs, y, ys);
+  store_tile<RX, NP>(acc, ncol, y, ys);
 }
 
 // ---- Q4_K: per super-block, 8 sub-blocks of 32; each 64-byte group vector holds 4 quants of 16
@@ -121,33 +132,23 @@ template <int RX, int NP>
 void tile_q4_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
                      const uint8_t* x, int64_t xs, float* y, int64_t ys) {
   __m512 acc[RX][NP];
-#pragma GCC unroll 8
-  for (int i = 0; i < RX; ++i)
-#pragma GCC unroll 8
-    for (int c = 0; c < NP; ++c) acc[i][c] = _mm512_setzero_ps();
+  zero(acc);
   const quant::BlockQ8_K* xr[RX];
-#pragma GCC unroll 8
-  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
+  row_pointers(x, xs, xr);
   const __m512i m4 = _mm512_set1_epi8(15);
 
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* q = panels + sb + b * kPanelQ4KQuantBytes;
     const uint8_t* sc = panels + b * kPanelQ4KScaleBytes;
     __m512i isum[RX][NP];
-#pragma GCC unroll 8
-    for (int i = 0; i < RX; ++i)
-#pragma GCC unroll 8
-      for (int c = 0; c < NP; ++c) isum[i][c] = _mm512_setzero_si512();
+    zero(isum);
 #pragma GCC unroll 1
     for (int j = 0; j < 4; ++j)
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const int sub = 2 * j + h;
       __m512i p[RX][NP];
-#pragma GCC unroll 8
-      for (int i = 0; i < RX; ++i)
-#pragma GCC unroll 8
-        for (int c = 0; c < NP; ++c) p[i][c] = _mm512_setzero_si512();
+      zero(p);
       const uint8_t* qj = q + j * 8 * kPanelGroupBytes;
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
@@ -195,33 +196,7 @@ void tile_q4_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
       }
     }
   }
-#pragma GCC unroll 8
-  for (int i = 0; i < RX; ++i)
-#pragma GCC unroll 8
-    for (int c = 0; c < NP; ++c) {
-      const int valid = ncol - c * kPanelRows;
-      const __mmask16 m = valid >= 16 ? __mmask16(0xffff) : __mmask16((1u << valid) - 1);
-      _mm512_mask_storeu_ps(y + i * ys + c * kPanelRows, m, acc[i][c]);
-    }
-}
-
-template <int RX>
-void tile_q4_k_rows(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
-                    const uint8_t* x, int64_t xs, float* y, int64_t ys) {
-  if (np == 2)
-    tile_q4_k_fixed<RX, 2>(nb, panels, pb, sb, ncol, x, xs, y, ys);
-  else
-    tile_q4_k_fixed<RX, 1>(nb, panels, pb, sb, ncol, x, xs, y, ys);
-}
-
-void tile_q4_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
-               const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
-  switch (nx) {
-    case 4: tile_q4_k_rows<4>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
-    case 3: tile_q4_k_rows<3>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
-    case 2: tile_q4_k_rows<2>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
-    default: tile_q4_k_rows<1>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
-  }
+  store_tile<RX, NP>(acc, ncol, y, ys);
 }
 
 // ---- Q6_K: q = ql nibble | qh 2 bits << 4 (unsigned 0..63); per sub-block of 16 (4 groups) the
@@ -230,13 +205,9 @@ template <int RX, int NP>
 void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
                      const uint8_t* x, int64_t xs, float* y, int64_t ys) {
   __m512 acc[RX][NP];
-#pragma GCC unroll 8
-  for (int i = 0; i < RX; ++i)
-#pragma GCC unroll 8
-    for (int c = 0; c < NP; ++c) acc[i][c] = _mm512_setzero_ps();
+  zero(acc);
   const quant::BlockQ8_K* xr[RX];
-#pragma GCC unroll 8
-  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
+  row_pointers(x, xs, xr);
   const __m512i m4 = _mm512_set1_epi8(15);
   const __m512i m3 = _mm512_set1_epi8(3);
 
@@ -244,10 +215,7 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
     const uint8_t* q = panels + sb + b * kPanelQ6KQuantBytes;
     const uint8_t* sc = panels + b * kPanelQ6KScaleBytes;
     __m512i tsum[RX][NP];
-#pragma GCC unroll 8
-    for (int i = 0; i < RX; ++i)
-#pragma GCC unroll 8
-      for (int c = 0; c < NP; ++c) tsum[i][c] = _mm512_setzero_si512();
+    zero(tsum);
 #pragma GCC unroll 1
     for (int hk = 0; hk < 8; ++hk) {  // half h = hk / 4, quarter k = hk % 4: 32 elements
       const int h = hk / 4, k = hk % 4;
@@ -257,10 +225,7 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
       for (int half = 0; half < 2; ++half) {  // sub-block 8h + 2k + half: l' = 4·half .. 4·half+3
         const int sub = 8 * h + 2 * k + half;
         __m512i p[RX][NP];
-#pragma GCC unroll 8
-        for (int i = 0; i < RX; ++i)
-#pragma GCC unroll 8
-          for (int c = 0; c < NP; ++c) p[i][c] = _mm512_setzero_si512();
+        zero(p);
 #pragma GCC unroll 4
         for (int g = 4 * half; g < 4 * half + 4; ++g) {
           __m512i w[NP];
@@ -302,48 +267,59 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
                                     _mm512_cvtepi32_ps(tsum[i][c]), acc[i][c]);
     }
   }
-#pragma GCC unroll 8
-  for (int i = 0; i < RX; ++i)
-#pragma GCC unroll 8
-    for (int c = 0; c < NP; ++c) {
-      const int valid = ncol - c * kPanelRows;
-      const __mmask16 m = valid >= 16 ? __mmask16(0xffff) : __mmask16((1u << valid) - 1);
-      _mm512_mask_storeu_ps(y + i * ys + c * kPanelRows, m, acc[i][c]);
-    }
+  store_tile<RX, NP>(acc, ncol, y, ys);
 }
 
-template <int RX>
-void tile_q6_k_rows(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
-                    const uint8_t* x, int64_t xs, float* y, int64_t ys) {
-  if (np == 2)
-    tile_q6_k_fixed<RX, 2>(nb, panels, pb, sb, ncol, x, xs, y, ys);
-  else
-    tile_q6_k_fixed<RX, 1>(nb, panels, pb, sb, ncol, x, xs, y, ys);
-}
-
-void tile_q6_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
-               const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
-  switch (nx) {
-    case 4: tile_q6_k_rows<4>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
-    case 3: tile_q6_k_rows<3>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
-    case 2: tile_q6_k_rows<2>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
-    default: tile_q6_k_rows<1>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
+// The kernels of one type as Tile<RX, NP>::run, for dispatch.
+template <int RX, int NP>
+struct Q8_0Tile {
+  static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+                  float* y, int64_t ys) {
+    tile_fixed<false, RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
   }
-}
+};
+template <int RX, int NP>
+struct Q4_0Tile {
+  static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+                  float* y, int64_t ys) {
+    tile_fixed<true, RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
+  }
+};
+template <int RX, int NP>
+struct Q4_KTile {
+  static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+                  float* y, int64_t ys) {
+    tile_q4_k_fixed<RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
+  }
+};
+template <int RX, int NP>
+struct Q6_KTile {
+  static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+                  float* y, int64_t ys) {
+    tile_q6_k_fixed<RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
+  }
+};
 
-template <bool Q4>
-void tile(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
-          const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
+// A PanelTileFn: the fixed-size kernel for nx activation rows (1..4) and np panels (1..2).
+template <template <int, int> class Tile>
+void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
+              const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
   static_assert(kPanelTileX == 4 && kPanelTileMax == 2);
+  const auto rows = [&]<int RX>() {
+    if (np == 2)
+      Tile<RX, 2>::run(nb, panels, pb, sb, ncol, x, xs, y, ys);
+    else
+      Tile<RX, 1>::run(nb, panels, pb, sb, ncol, x, xs, y, ys);
+  };
   switch (nx) {
-    case 4: tile_rows<Q4, 4>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
-    case 3: tile_rows<Q4, 3>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
-    case 2: tile_rows<Q4, 2>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
-    default: tile_rows<Q4, 1>(nb, panels, pb, sb, np, ncol, x, xs, y, ys); break;
+    case 4: rows.template operator()<4>(); break;
+    case 3: rows.template operator()<3>(); break;
+    case 2: rows.template operator()<2>(); break;
+    default: rows.template operator()<1>(); break;
   }
 }
 
-const PanelKernels kTable = {tile<false>, tile<true>, tile_q4_k, tile_q6_k};
+const PanelKernels kTable = {dispatch<Q8_0Tile>, dispatch<Q4_0Tile>, dispatch<Q4_KTile>, dispatch<Q6_KTile>};
 
 }  // namespace
 

@@ -51,6 +51,16 @@ inline void q4_group(const uint8_t* u, const int8x16_t (&xv)[RX][2], int32x4_t (
   dot_group<G + 4, RX>(hi, xv, s);
 }
 
+// Writes the ncol first of a panel's 16 columns for RX rows.
+template <int RX>
+inline void store_rows(const float32x4_t (&acc)[RX][4], int ncol, float* y, int64_t ys) {
+  for (int i = 0; i < RX; ++i) {
+    alignas(16) float out[kPanelRows];
+    for (int q = 0; q < 4; ++q) vst1q_f32(out + 4 * q, acc[i][q]);
+    std::memcpy(y + i * ys, out, sizeof(float) * size_t(ncol < kPanelRows ? ncol : kPanelRows));
+  }
+}
+
 // Two activation rows (RX = 1 or 2) × one panel: 16 int32 + 16 f32 lanes per row.
 template <bool Q4, int RX>
 void panel_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const uint8_t* x,
@@ -89,11 +99,7 @@ void panel_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const ui
         acc[i][q] = vfmaq_f32(acc[i][q], vmulq_f32(dw[q], dx), vcvtq_f32_s32(s[i][q]));
     }
   }
-  for (int i = 0; i < RX; ++i) {
-    alignas(16) float out[kPanelRows];
-    for (int q = 0; q < 4; ++q) vst1q_f32(out + 4 * q, acc[i][q]);
-    std::memcpy(y + i * ys, out, sizeof(float) * size_t(ncol < kPanelRows ? ncol : kPanelRows));
-  }
+  store_rows<RX>(acc, ncol, y, ys);
 }
 
 // ---- Q4_K: group G of the current sub-block pair; nibble half H (0: sub-block 2j, 1: 2j+1). ----
@@ -176,24 +182,7 @@ void q4_k_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const uin
       }
     }
   }
-  for (int i = 0; i < RX; ++i) {
-    alignas(16) float out[kPanelRows];
-    for (int q = 0; q < 4; ++q) vst1q_f32(out + 4 * q, acc[i][q]);
-    std::memcpy(y + i * ys, out, sizeof(float) * size_t(ncol < kPanelRows ? ncol : kPanelRows));
-  }
-}
-
-void tile_q4_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
-               const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
-  for (int c = 0; c < np; ++c) {
-    const int cols = ncol - c * kPanelRows;
-    for (int i = 0; i < nx; i += 2) {
-      if (nx - i >= 2)
-        q4_k_rows<2>(nb, panels + c * pb, sb, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
-      else
-        q4_k_rows<1>(nb, panels + c * pb, sb, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
-    }
-  }
+  store_rows<RX>(acc, ncol, y, ys);
 }
 
 // ---- Q6_K: group G of quarter K of half H: q = ql nibble | qh bits << 4 (0..63, valid as signed). ----
@@ -280,41 +269,55 @@ void q6_k_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const uin
         acc[i][q] = vfmaq_f32(acc[i][q], vmulq_f32(d, vdupq_n_f32(xr[i][b].d)), vcvtq_f32_s32(t[i][q]));
     }
   }
-  for (int i = 0; i < RX; ++i) {
-    alignas(16) float out[kPanelRows];
-    for (int q = 0; q < 4; ++q) vst1q_f32(out + 4 * q, acc[i][q]);
-    std::memcpy(y + i * ys, out, sizeof(float) * size_t(ncol < kPanelRows ? ncol : kPanelRows));
-  }
+  store_rows<RX>(acc, ncol, y, ys);
 }
 
-void tile_q6_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
-               const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
+// The row kernels of one type as Rows<RX>::run (one panel, RX = 1 or 2 activation rows).
+template <int RX>
+struct Q8_0Rows {
+  static void run(int64_t nb, const uint8_t* p, int64_t sb, int ncol, const uint8_t* x, int64_t xs, float* y,
+                  int64_t ys) {
+    panel_rows<false, RX>(nb, p, sb, ncol, x, xs, y, ys);
+  }
+};
+template <int RX>
+struct Q4_0Rows {
+  static void run(int64_t nb, const uint8_t* p, int64_t sb, int ncol, const uint8_t* x, int64_t xs, float* y,
+                  int64_t ys) {
+    panel_rows<true, RX>(nb, p, sb, ncol, x, xs, y, ys);
+  }
+};
+template <int RX>
+struct Q4_KRows {
+  static void run(int64_t nb, const uint8_t* p, int64_t sb, int ncol, const uint8_t* x, int64_t xs, float* y,
+                  int64_t ys) {
+    q4_k_rows<RX>(nb, p, sb, ncol, x, xs, y, ys);
+  }
+};
+template <int RX>
+struct Q6_KRows {
+  static void run(int64_t nb, const uint8_t* p, int64_t sb, int ncol, const uint8_t* x, int64_t xs, float* y,
+                  int64_t ys) {
+    q6_k_rows<RX>(nb, p, sb, ncol, x, xs, y, ys);
+  }
+};
+
+// A PanelTileFn: panel by panel, activation rows two at a time.
+template <template <int> class Rows>
+void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
+              const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
   for (int c = 0; c < np; ++c) {
     const int cols = ncol - c * kPanelRows;
     for (int i = 0; i < nx; i += 2) {
       if (nx - i >= 2)
-        q6_k_rows<2>(nb, panels + c * pb, sb, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
+        Rows<2>::run(nb, panels + c * pb, sb, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
       else
-        q6_k_rows<1>(nb, panels + c * pb, sb, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
+        Rows<1>::run(nb, panels + c * pb, sb, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
     }
   }
 }
 
-template <bool Q4>
-void tile(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
-          const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
-  for (int c = 0; c < np; ++c) {
-    const int cols = ncol - c * kPanelRows;
-    for (int i = 0; i < nx; i += 2) {
-      if (nx - i >= 2)
-        panel_rows<Q4, 2>(nb, panels + c * pb, sb, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
-      else
-        panel_rows<Q4, 1>(nb, panels + c * pb, sb, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
-    }
-  }
-}
-
-const PanelKernels kTable = {tile<false>, tile<true>, tile_q4_k, tile_q6_k};
+const PanelKernels kTable = {dispatch<Q8_0Rows>, dispatch<Q4_0Rows>, dispatch<Q4_KRows>, dispatch<Q6_KRows>};
 
 }  // namespace
 
