@@ -204,9 +204,7 @@ int ork_model_load(const char* path, const ork_model_options* opts, ork_model** 
       obj->engine = std::make_unique<runtime::Engine>(eo);
     } catch (const npu::AllocError&) {
       throw;
-    } catch (const runtime::WeightMemError& e) {
-      fail_status(e.needed() > 0 ? ORK_ERR_BUFFER_TOO_SMALL : ORK_ERR_INVALID_ARG, e.what());
-    } catch (const runtime::ScratchMemError& e) {
+    } catch (const runtime::CallerMemError& e) {
       fail_status(e.needed() > 0 ? ORK_ERR_BUFFER_TOO_SMALL : ORK_ERR_INVALID_ARG, e.what());
     } catch (const Error& e) {
       // Device trouble (no NPU, no room) versus a bad file: the message says which; the status

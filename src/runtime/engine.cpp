@@ -84,24 +84,33 @@ std::vector<npu::ScratchNeed> scratch_by_domain(const weights::Plan& mine, const
   return needs;
 }
 
+// The device `options` run on: a model shared with fixes it (both shared models must be on one
+// device, not the CPU), and "auto" becomes npu when the rknpu driver is there, else cpu.
+std::string resolve_device(const EngineOptions& options) {
+  std::string device = options.device;
+  ORK_CHECK(device == "cpu" || device == "npu" || device == "sim" || device == "auto", "device '",
+            device, "' is not one of cpu, npu, sim, auto");
+  const Engine* const share_from = options.share_scratch_with != nullptr ? options.share_scratch_with
+                                                                          : options.share_weights_with;
+  if (share_from != nullptr) {
+    ORK_CHECK(share_from->device() != nullptr, "sharing scratch or weights needs a model on the npu or sim device");
+    ORK_CHECK(options.share_scratch_with == nullptr || options.share_weights_with == nullptr ||
+                  options.share_scratch_with->device() == options.share_weights_with->device(),
+              "share_scratch_with and share_weights_with name models on different devices");
+    device = share_from->options().device;
+  }
+  if (device == "auto") device = npu::find_rknpu_node().path ? "npu" : "cpu";
+  return device;
+}
+
 }  // namespace
 
 Engine::Engine(const EngineOptions& options) : options_(options) {
   ORK_CHECK(options.threads >= 0 && options.threads <= 1024, "threads: ", options.threads,
             " is out of range [0, 1024]");
-  std::string device = options.device;
-  ORK_CHECK(device == "cpu" || device == "npu" || device == "sim" || device == "auto", "device '",
-            device, "' is not one of cpu, npu, sim, auto");
+  const std::string device = resolve_device(options);
   Engine* const share_from = options.share_scratch_with != nullptr ? options.share_scratch_with
                                                                     : options.share_weights_with;
-  if (share_from != nullptr) {
-    ORK_CHECK(share_from->device_ != nullptr, "sharing scratch or weights needs a model on the npu or sim device");
-    ORK_CHECK(options.share_scratch_with == nullptr || options.share_weights_with == nullptr ||
-                  options.share_scratch_with->device_ == options.share_weights_with->device_,
-              "share_scratch_with and share_weights_with name models on different devices");
-    device = share_from->options_.device;
-  }
-  if (device == "auto") device = npu::find_rknpu_node().path ? "npu" : "cpu";
   options_.device = device;
 
   model_ = model::Model::load(options.model_path);
@@ -286,16 +295,9 @@ Engine::~Engine() {
 }
 
 MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
-  std::string device = options.device;
-  ORK_CHECK(device == "cpu" || device == "npu" || device == "sim" || device == "auto", "device '",
-            device, "' is not one of cpu, npu, sim, auto");
+  const std::string device = resolve_device(options);
   Engine* const share_from = options.share_scratch_with != nullptr ? options.share_scratch_with
                                                                     : options.share_weights_with;
-  if (share_from != nullptr) {
-    ORK_CHECK(share_from->device() != nullptr, "sharing scratch or weights needs a model on the npu or sim device");
-    device = share_from->options().device;
-  }
-  if (device == "auto") device = npu::find_rknpu_node().path ? "npu" : "cpu";
   ORK_CHECK(n_ctx >= 0 && n_ctx <= (int64_t(1) << 24), "context size ", n_ctx, " is out of range");
   MemoryPlan mp;
   mp.device = device;

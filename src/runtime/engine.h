@@ -37,11 +37,11 @@ struct ExternalMemory {
   uint64_t size = 0;
 };
 
-// Caller memory for the weights that cannot be used: too small for its domain (needed > 0: the bytes
-// that domain needs), or not usable at all (needed == 0: a streaming plan, a wrong count).
-class WeightMemError : public Error {
+// Caller memory that cannot be used: too small for its domain (needed > 0: the bytes that domain
+// needs), or not usable at all (needed == 0).
+class CallerMemError : public Error {
  public:
-  WeightMemError(const std::string& msg, uint32_t domain, uint64_t needed)
+  CallerMemError(const std::string& msg, uint32_t domain, uint64_t needed)
       : Error(msg), domain_(domain), needed_(needed) {}
   uint32_t domain() const { return domain_; }
   uint64_t needed() const { return needed_; }
@@ -51,18 +51,14 @@ class WeightMemError : public Error {
   uint64_t needed_;
 };
 
-// Caller memory for the matmul scratch that cannot be used: too small for its domain (needed > 0: the
-// bytes that domain needs), or not usable at all (needed == 0: a wrong count, a shared scratch, cpu).
-class ScratchMemError : public Error {
- public:
-  ScratchMemError(const std::string& msg, uint32_t domain, uint64_t needed)
-      : Error(msg), domain_(domain), needed_(needed) {}
-  uint32_t domain() const { return domain_; }
-  uint64_t needed() const { return needed_; }
+// For the weights (needed == 0: a streaming plan, a wrong count).
+class WeightMemError : public CallerMemError {
+  using CallerMemError::CallerMemError;
+};
 
- private:
-  uint32_t domain_;
-  uint64_t needed_;
+// For the matmul scratch (needed == 0: a wrong count, a shared scratch, cpu).
+class ScratchMemError : public CallerMemError {
+  using CallerMemError::CallerMemError;
 };
 
 struct EngineOptions {
