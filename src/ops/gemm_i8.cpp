@@ -8,8 +8,7 @@
 namespace ork::ops {
 namespace {
 
-constexpr int64_t kTileN = 16;   // B rows per task
-constexpr int64_t kRowBlock = 16;  // A rows per task when M is split
+constexpr int64_t kTileN = 16;  // B rows per task
 
 }  // namespace
 
@@ -22,11 +21,8 @@ void gemm_i8(ThreadPool* pool, const int8_t* a, const int8_t* b, int64_t m, int6
 
   const auto dot_i8 = qkernels(best_isa()).dot_i8;  // exact on every ISA
   const int64_t n_tiles = (n + kTileN - 1) / kTileN;
-  const int64_t threads = pool != nullptr ? pool->size() : 1;
-  int64_t m_blocks = 1;
-  if (n_tiles < 4 * threads && m > kRowBlock)
-    m_blocks = std::min<int64_t>((m + kRowBlock - 1) / kRowBlock, (4 * threads + n_tiles - 1) / n_tiles);
-  const int64_t m_per = (m + m_blocks - 1) / m_blocks;
+  const RowSplit rs = split_rows(m, n_tiles, pool != nullptr ? pool->size() : 1, 4);
+  const int64_t m_blocks = rs.blocks, m_per = rs.per;
 
   auto body = [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {

@@ -12,8 +12,6 @@ namespace {
 
 // Bytes of decoded f32 W rows per tile: small enough to stay in L2 while every X row passes over it.
 constexpr int64_t kTileBytes = 64 * 1024;
-// X rows per task when M is split across threads.
-constexpr int64_t kRowBlock = 16;
 
 // W rows per tile: a multiple of 4 (the dot4 micro-kernel), between 4 and 64; depends only on K.
 int64_t tile_rows(int64_t k) {
@@ -56,53 +54,18 @@ FastKernel fast_kernel(quant::Type type, const QKernels& kt) {
   }
 }
 
-int64_t act_row_bytes(ActFormat f, int64_t k) {
-  switch (f) {
-    case ActFormat::kQ8A: return k / quant::kQK * int64_t(sizeof(BlockQ8A));
-    case ActFormat::kQ8K: return k / quant::kQK_K * int64_t(sizeof(quant::BlockQ8_K));
-    case ActFormat::kF32: return k * int64_t(sizeof(float));
-  }
-  return 0;
-}
-
-void quantize_act(ActFormat f, const float* x, int64_t k, uint8_t* out) {
-  switch (f) {
-    case ActFormat::kQ8A: quantize_row_q8a(x, k, reinterpret_cast<BlockQ8A*>(out)); break;
-    case ActFormat::kQ8K: quantize_row_q8k(x, k, reinterpret_cast<quant::BlockQ8_K*>(out)); break;
-    case ActFormat::kF32: break;  // read in place
-  }
-}
-
 void matmul_fast(ThreadPool& pool, const float* x, int64_t m, int64_t k, const uint8_t* w,
                  quant::Type wtype, int64_t n, float* y, const FastKernel& fk) {
   const int64_t bs = quant::traits(wtype).block_size;
   const int64_t nb = k / bs;
   const int64_t wrow = quant::row_bytes(wtype, k);
   const int64_t ab = act_row_bytes(fk.act, k);
-
-  // Activations: quantized once per call (rows in parallel when there are many).
-  const uint8_t* act = reinterpret_cast<const uint8_t*>(x);
-  thread_local std::vector<uint8_t> act_buf;
-  if (fk.act != ActFormat::kF32) {
-    if (act_buf.size() < size_t(m * ab)) act_buf.resize(size_t(m * ab));
-    uint8_t* buf = act_buf.data();
-    const auto quantize = [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) quantize_act(fk.act, x + r * k, k, buf + r * ab);
-    };
-    if (m >= 8)
-      pool.parallel_for(m, 4, quantize);
-    else
-      quantize(0, m);
-    act = buf;
-  }
+  const uint8_t* act = quantize_activations(pool, fk.act, x, m, k);
 
   const int64_t nt = kFastTileRows;
   const int64_t n_tiles = (n + nt - 1) / nt;
-  int64_t m_blocks = 1;
-  if (n_tiles < 4 * int64_t(pool.size()) && m > kRowBlock)
-    m_blocks = std::min<int64_t>((m + kRowBlock - 1) / kRowBlock,
-                                 (4 * int64_t(pool.size()) + n_tiles - 1) / n_tiles);
-  const int64_t m_per = (m + m_blocks - 1) / m_blocks;
+  const RowSplit rs = split_rows(m, n_tiles, pool.size(), 4);
+  const int64_t m_blocks = rs.blocks, m_per = rs.per;
 
   pool.parallel_for(n_tiles * m_blocks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
@@ -166,13 +129,8 @@ void matmul(ThreadPool& pool, const float* x, int64_t m, int64_t k, const void* 
 
   const int64_t nt = tile_rows(k);
   const int64_t n_tiles = (n + nt - 1) / nt;
-  // Split M too when the tiles alone cannot keep every thread busy (prefill on a small matrix).
-  // This changes which thread computes an output, never how it is computed.
-  int64_t m_blocks = 1;
-  if (n_tiles < 4 * int64_t(pool.size()) && m > kRowBlock)
-    m_blocks = std::min<int64_t>((m + kRowBlock - 1) / kRowBlock,
-                                 (4 * int64_t(pool.size()) + n_tiles - 1) / n_tiles);
-  const int64_t m_per = (m + m_blocks - 1) / m_blocks;
+  const RowSplit rs = split_rows(m, n_tiles, pool.size(), 4);
+  const int64_t m_blocks = rs.blocks, m_per = rs.per;
 
   pool.parallel_for(n_tiles * m_blocks, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> scratch;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/error.h"
 
@@ -55,6 +56,45 @@ void quantize_row_q8k(const float* x, int64_t k, quant::BlockQ8_K* y) {
       blk.bsums[j] = int16_t(s);
     }
   }
+}
+
+int64_t act_row_bytes(ActFormat f, int64_t k) {
+  switch (f) {
+    case ActFormat::kQ8A: return k / quant::kQK * int64_t(sizeof(BlockQ8A));
+    case ActFormat::kQ8K: return k / quant::kQK_K * int64_t(sizeof(quant::BlockQ8_K));
+    case ActFormat::kF32: return k * int64_t(sizeof(float));
+  }
+  return 0;
+}
+
+const uint8_t* quantize_activations(ThreadPool& pool, ActFormat f, const float* x, int64_t m, int64_t k) {
+  if (f == ActFormat::kF32) return reinterpret_cast<const uint8_t*>(x);
+  const int64_t ab = act_row_bytes(f, k);
+  thread_local std::vector<uint8_t> buf;
+  if (buf.size() < size_t(m * ab)) buf.resize(size_t(m * ab));
+  uint8_t* out = buf.data();
+  const auto quantize = [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      if (f == ActFormat::kQ8A)
+        quantize_row_q8a(x + r * k, k, reinterpret_cast<BlockQ8A*>(out + r * ab));
+      else
+        quantize_row_q8k(x + r * k, k, reinterpret_cast<quant::BlockQ8_K*>(out + r * ab));
+    }
+  };
+  if (m >= 8)
+    pool.parallel_for(m, 4, quantize);
+  else
+    quantize(0, m);
+  return out;
+}
+
+RowSplit split_rows(int64_t m, int64_t n_tiles, int threads, int64_t tasks_per_thread) {
+  RowSplit s;
+  const int64_t want = tasks_per_thread * int64_t(threads);
+  if (n_tiles < want && m > kRowBlock)
+    s.blocks = std::min<int64_t>((m + kRowBlock - 1) / kRowBlock, (want + n_tiles - 1) / n_tiles);
+  s.per = (m + s.blocks - 1) / s.blocks;
+  return s;
 }
 
 const QKernels& qkernels(Isa isa) {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "core/thread_pool.h"
 #include "ops/cpu_features.h"
 #include "quant/blocks.h"
 
@@ -36,6 +37,24 @@ void quantize_row_q8a(const float* x, int64_t k, BlockQ8A* y);
 // Quantizes k floats (k a multiple of 256) to k/256 quant::BlockQ8_K with the same rule as
 // quantize_row_q8a over 256 elements (d = max|x| / 127) and bsums[j] = Σ qs[16j .. 16j+15].
 void quantize_row_q8k(const float* x, int64_t k, quant::BlockQ8_K* y);
+
+// Bytes of one activation row of k values in format f.
+int64_t act_row_bytes(ActFormat f, int64_t k);
+
+// The m rows of x (k floats each) in format f, rows of act_row_bytes(f, k) bytes: x itself for kF32,
+// else quantized once (rows in parallel on `pool` when there are many) into a buffer of the calling
+// thread that stays valid until its next call. Every format quantizes row by row with the functions
+// above, so the bytes do not depend on the thread count.
+const uint8_t* quantize_activations(ThreadPool& pool, ActFormat f, const float* x, int64_t m, int64_t k);
+
+// How a matmul splits X rows across tasks when its column tiles alone cannot keep every thread busy
+// (prefill on a small matrix): `blocks` blocks of `per` rows, at least kRowBlock rows each, aiming at
+// `tasks_per_thread` tasks per thread. It changes which thread computes an output, never how.
+struct RowSplit {
+  int64_t blocks = 1, per = 0;
+};
+inline constexpr int64_t kRowBlock = 16;
+RowSplit split_rows(int64_t m, int64_t n_tiles, int threads, int64_t tasks_per_thread);
 
 // Weight rows (row stride ws bytes) against activation rows (stride xs bytes), over nb blocks:
 //   y[i·ys + j] = dot(weight row j, activation row i) for j < nw, i < nx

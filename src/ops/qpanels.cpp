@@ -305,34 +305,14 @@ void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& 
   ORK_CHECK(m >= 0, "ops::matmul_qpanels: negative M=", m);
   if (m == 0) return;
   const int64_t k = w.k(), n = w.n(), nb = w.blocks();
-  const bool q8k = w.block_elems() == quant::kQK_K;
-  const int64_t xs = nb * int64_t(q8k ? sizeof(quant::BlockQ8_K) : sizeof(BlockQ8A));
+  const ActFormat f = w.block_elems() == quant::kQK_K ? ActFormat::kQ8K : ActFormat::kQ8A;
+  const int64_t xs = act_row_bytes(f, k);
+  const uint8_t* act = quantize_activations(pool, f, x, m, k);
 
-  thread_local std::vector<uint8_t> act_buf;
-  if (act_buf.size() < size_t(m * xs)) act_buf.resize(size_t(m * xs));
-  uint8_t* act = act_buf.data();
-  const auto quantize = [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      if (q8k)
-        quantize_row_q8k(x + r * k, k, reinterpret_cast<quant::BlockQ8_K*>(act + r * xs));
-      else
-        quantize_row_q8a(x + r * k, k, reinterpret_cast<BlockQ8A*>(act + r * xs));
-    }
-  };
-  if (m >= 8)
-    pool.parallel_for(m, 4, quantize);
-  else
-    quantize(0, m);
-
-  // Tasks: tiles of kPanelTileMax panels × blocks of X rows (X rows split only when the column
-  // tiles alone cannot keep every thread busy, as in prefill on a small matrix).
-  constexpr int64_t kRowBlock = 16;
+  // Tasks: tiles of kPanelTileMax panels × blocks of X rows.
   const int64_t n_tiles = (w.panels() + kPanelTileMax - 1) / kPanelTileMax;
-  int64_t m_blocks = 1;
-  if (n_tiles < 8 * int64_t(pool.size()) && m > kRowBlock)
-    m_blocks = std::min<int64_t>((m + kRowBlock - 1) / kRowBlock,
-                                 (8 * int64_t(pool.size()) + n_tiles - 1) / n_tiles);
-  const int64_t m_per = (m + m_blocks - 1) / m_blocks;
+  const RowSplit rs = split_rows(m, n_tiles, pool.size(), 8);
+  const int64_t m_blocks = rs.blocks, m_per = rs.per;
   pool.parallel_for(n_tiles * m_blocks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t p0 = (task / m_blocks) * kPanelTileMax;

@@ -134,7 +134,9 @@ TEST_P(QPanelsP, EveryIsaKernelEqualsTheReferenceBitForBit) {
         }
   }
   // The vector kernel of this build's target runs whenever its CPU feature is there.
-  if (isa_supported(Isa::kAvx512Vnni) || isa_supported(Isa::kNeonDot)) EXPECT_GE(isas, 1);
+  if (isa_supported(Isa::kAvx512Vnni) || isa_supported(Isa::kNeonDot)) {
+    EXPECT_GE(isas, 1);
+  }
 }
 
 TEST_P(QPanelsP, ThreadCountAndBatchIndependent) {
