@@ -11,6 +11,7 @@
 
 #include "gen_model/gen_model.h"
 #include "model/temp_dir.h"
+#include "model/test_models.h"
 #include "ork/ork.h"
 
 namespace {
@@ -30,14 +31,7 @@ class ApiInternalMem : public ::testing::Test {
     for (int fd : fds_) close(fd);
   }
   std::string make_model(const std::string& name, uint64_t seed) {
-    ork::gen::ModelSpec s;
-    s.n_embd = 256;
-    s.n_ff = 512;
-    s.n_layer = 4;
-    s.n_vocab = 512;
-    s.n_head = 4;
-    s.n_head_kv = 2;
-    s.weight_type = ork::quant::Type::Q8_0;
+    ork::gen::ModelSpec s = ork::testing::small_q8_model();
     s.seed = seed;
     const std::string path = dir_.file(name);
     ork::gen::write_model(s, path);

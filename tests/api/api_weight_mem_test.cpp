@@ -11,6 +11,7 @@
 
 #include "gen_model/gen_model.h"
 #include "model/temp_dir.h"
+#include "model/test_models.h"
 #include "ork/ork.h"
 
 namespace {
@@ -20,14 +21,7 @@ const std::vector<int32_t> kPrompt = {1, 7, 300, 42, 5, 99, 250, 3};
 class ApiWeightMem : public ::testing::Test {
  protected:
   void SetUp() override {
-    ork::gen::ModelSpec s;
-    s.n_embd = 256;
-    s.n_ff = 512;
-    s.n_layer = 4;
-    s.n_vocab = 512;
-    s.n_head = 4;
-    s.n_head_kv = 2;
-    s.weight_type = ork::quant::Type::Q8_0;
+    ork::gen::ModelSpec s = ork::testing::small_q8_model();
     s.seed = 5;
     path_ = dir_.file("m.gguf");
     ork::gen::write_model(s, path_);

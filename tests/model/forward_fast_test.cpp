@@ -20,22 +20,14 @@
 namespace ork::model {
 namespace {
 
-double normalized_error(const float* a, const std::vector<double>& b) {
-  double err = 0, scale = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    err = std::max(err, std::fabs(double(a[i]) - b[i]));
-    scale = std::max(scale, std::fabs(b[i]));
-  }
-  return err / std::max(scale, 1e-30);
-}
+using ork::testing::normalized_error;
 
-class ForwardFast : public ::testing::TestWithParam<quant::Type> {};
-
-TEST_P(ForwardFast, LogitsWithinActivationRoundingOfReference) {
-  ork::testing::TempDir dir;
+// The models of these tests: a 2-layer GQA llama with weights of `type`.
+gen::ModelSpec two_layer_llama(quant::Type type, bool tied) {
   gen::ModelSpec spec;
   spec.arch = "llama";
-  spec.weight_type = GetParam();
+  spec.weight_type = type;
+  spec.tied_output = tied;
   spec.n_vocab = 300;
   spec.n_embd = 256;
   spec.n_ff = 512;
@@ -43,6 +35,14 @@ TEST_P(ForwardFast, LogitsWithinActivationRoundingOfReference) {
   spec.n_head_kv = 2;
   spec.n_layer = 2;
   spec.seed = 7;
+  return spec;
+}
+
+class ForwardFast : public ::testing::TestWithParam<quant::Type> {};
+
+TEST_P(ForwardFast, LogitsWithinActivationRoundingOfReference) {
+  ork::testing::TempDir dir;
+  const gen::ModelSpec spec = two_layer_llama(GetParam(), false);
   const std::string path = dir.file("m.gguf");
   gen::write_model(spec, path);
   const std::vector<int32_t> tokens = {1, 17, 42, 299, 5, 0, 123, 77};
@@ -82,17 +82,7 @@ TEST_P(ForwardFastPacked, PanelsWithinBoundAndDecodeEqualsPrefill) {
   for (bool tied : {false, true}) {
     SCOPED_TRACE(tied ? "tied output" : "untied output");
     ork::testing::TempDir dir;
-    gen::ModelSpec spec;
-    spec.tied_output = tied;
-    spec.arch = "llama";
-    spec.weight_type = GetParam();
-    spec.n_vocab = 300;
-    spec.n_embd = 256;
-    spec.n_ff = 512;
-    spec.n_head = 4;
-    spec.n_head_kv = 2;
-    spec.n_layer = 2;
-    spec.seed = 7;
+    const gen::ModelSpec spec = two_layer_llama(GetParam(), tied);
     const std::string path = dir.file("m.gguf");
     gen::write_model(spec, path);
     const std::vector<int32_t> tokens = {1, 17, 42, 299, 5, 0, 123, 77};

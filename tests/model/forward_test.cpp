@@ -18,15 +18,7 @@ namespace {
 using ork::testing::reference_logits;
 using ork::testing::TempDir;
 
-// max |a - b| over max |b|: the error relative to the logits' scale.
-double normalized_error(const float* a, const std::vector<double>& b) {
-  double err = 0, scale = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    err = std::max(err, std::fabs(double(a[i]) - b[i]));
-    scale = std::max(scale, std::fabs(b[i]));
-  }
-  return err / std::max(scale, 1e-30);
-}
+using ork::testing::normalized_error;
 
 int64_t argmax(const float* x, int64_t n) { return std::max_element(x, x + n) - x; }
 int64_t argmax(const std::vector<double>& x) {

@@ -4,6 +4,8 @@
 // pos·scale·base^(−2i/n_rot), divided by rope_freqs.weight[i] when the file has that tensor.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,5 +15,15 @@ namespace ork::testing {
 // Logits [tokens.size()][n_vocab] of every position of `tokens`, evaluated from position 0.
 std::vector<std::vector<double>> reference_logits(const std::string& gguf_path,
                                                   const std::vector<int32_t>& tokens);
+
+// max |a - b| over max |b|: the error of the logits a (b.size() of them) relative to b's scale.
+inline double normalized_error(const float* a, const std::vector<double>& b) {
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    err = std::max(err, std::fabs(double(a[i]) - b[i]));
+    scale = std::max(scale, std::fabs(b[i]));
+  }
+  return err / std::max(scale, 1e-30);
+}
 
 }  // namespace ork::testing
