@@ -193,18 +193,17 @@ int cmd_bench(const std::vector<std::string>& argv) {
     j.key("repetitions").value(int64_t(reps));
     j.key("n_prompt").value(n_prompt);
     j.key("n_gen").value(n_gen);
-    j.key("pp_tok_per_s").value(spp.mean);
-    j.key("pp_tok_per_s_stddev").value(spp.stddev);
-    j.key("pp_tok_per_s_median").value(spp.median);
-    j.key("pp_tok_per_s_runs").begin_array();
-    for (double v : pp) j.value(v);
-    j.end_array();
-    j.key("tg_tok_per_s").value(stg.mean);
-    j.key("tg_tok_per_s_stddev").value(stg.stddev);
-    j.key("tg_tok_per_s_median").value(stg.median);
-    j.key("tg_tok_per_s_runs").begin_array();
-    for (double v : tg) j.value(v);
-    j.end_array();
+    // "<test>_tok_per_s" (the mean), _stddev, _median and _runs (every repetition).
+    const auto test = [&](const std::string& name, const Stats& st, const std::vector<double>& runs) {
+      j.key(name).value(st.mean);
+      j.key(name + "_stddev").value(st.stddev);
+      j.key(name + "_median").value(st.median);
+      j.key(name + "_runs").begin_array();
+      for (double v : runs) j.value(v);
+      j.end_array();
+    };
+    test("pp_tok_per_s", spp, pp);
+    test("tg_tok_per_s", stg, tg);
     j.key("weight_bytes_per_token").value(int64_t(wbytes));
     j.key("decode_gb_per_s").value(decode_gbs);
     j.key("memcpy_gb_per_s").value(mem_gbs);
