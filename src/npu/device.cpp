@@ -85,6 +85,7 @@ Buffer Buffer::view(uint64_t offset, uint64_t size) const {
   v.handle_ = handle_;
   v.domain_ = domain_;
   v.owns_ = false;
+  v.imported_ = imported_;  // a view of an import syncs through the dma-buf too
   v.iova_ = iova_ + offset;
   v.obj_addr_ = obj_addr_;
   v.size_ = size;
@@ -230,11 +231,13 @@ void Device::release(Buffer& b) noexcept {
     log::warn("NPU buffer ", b.handle_, ": munmap failed: ", errno_text(err));
   }
   uapi::MemDestroy d{b.handle_, 0, b.obj_addr_};
-  if (const int err = kernel_->mem_destroy(d); err != 0) {
+  const int err = kernel_->mem_destroy(d);
+  std::lock_guard lock(mutex_);
+  if (err != EINVAL) note_domain(b.domain_);  // the driver switches to the object's domain first
+  if (err != 0) {
     log::warn("NPU buffer ", b.handle_, " in domain ", b.domain_, ": MEM_DESTROY failed: ", errno_text(err));
     return;
   }
-  std::lock_guard lock(mutex_);
   counters_.destroys++;
   counters_.mapped_bytes[b.domain_] -= b.size_;
   counters_.total_mapped_bytes -= b.size_;
@@ -242,10 +245,19 @@ void Device::release(Buffer& b) noexcept {
 }
 
 void Device::sync(const Buffer& b, uint32_t flag, uint64_t offset, uint64_t size) {
+  if (b.imported_) {
+    // The driver refuses MEM_SYNC on imports (not CACHEABLE): the dma-buf's own sync, whole buffer.
+    const int err = kernel_->sync_dmabuf(b.handle_, flag);
+    ORK_CHECK(err == 0, "NPU buffer ", b.handle_, " (imported): dma-buf sync failed: ", errno_text(err));
+    std::lock_guard lock(mutex_);
+    counters_.syncs++;
+    return;
+  }
   uapi::MemSync s{flag, 0, b.obj_addr_, offset, size};
   const int err = kernel_->mem_sync(s);
-  ORK_CHECK(err == 0, "NPU buffer ", b.handle_, ": sync of [", offset, ", +", size, ") failed: ", errno_text(err));
   std::lock_guard lock(mutex_);
+  if (err != EINVAL) note_domain(b.domain_);  // MEM_SYNC switches to the object's domain
+  ORK_CHECK(err == 0, "NPU buffer ", b.handle_, ": sync of [", offset, ", +", size, ") failed: ", errno_text(err));
   counters_.syncs++;
 }
 
@@ -259,10 +271,14 @@ void Device::submit(uapi::Submit& s) {
     if (err == EFAULT) counters_.faults++;
   }
   if (err == 0) return;
-  if (err == EFAULT || err == EIO) text = kernel_->describe_last_fault();  // else it may be stale
+  if (err == EFAULT || err == EIO || err == ETIMEDOUT) text = kernel_->describe_last_fault();  // else stale
   if (err == EFAULT) {
     fail("NPU fault: ", text.empty() ? str_cat("submit in domain ", s.iommu_domain_id, " failed: ", errno_text(err))
                                      : text);
+  }
+  if (err == ETIMEDOUT) {
+    fail("NPU job timed out in domain ", s.iommu_domain_id, text.empty() ? "" : ": ", text,
+         caps_.simulated ? "" : " (send the output of 'sudo dmesg | tail -50' with a bug report)");
   }
   fail("NPU submit failed in domain ", s.iommu_domain_id, ": ", errno_text(err), text.empty() ? "" : ": ", text);
 }

@@ -6,6 +6,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <ctime>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -117,11 +119,19 @@ DrmKernel::~DrmKernel() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-int DrmKernel::ioctl_retry(unsigned long request, void* arg) const {
-  for (;;) {
-    const int err = ioctl_(fd_, request, arg);
+int DrmKernel::ioctl_retry(unsigned long request, void* arg) const { return ioctl_retry_fd(fd_, request, arg); }
+
+int DrmKernel::ioctl_retry_fd(int fd, unsigned long request, void* arg) const {
+  int err = 0;
+  for (int attempt = 0; attempt <= kMaxIoctlRetries; ++attempt) {
+    err = ioctl_(fd, request, arg);
     if (err != EINTR && err != EAGAIN) return err;
+    if (err == EAGAIN) {
+      const timespec pause{0, 100 * 1000};
+      ::nanosleep(&pause, nullptr);
+    }
   }
+  return err;
 }
 
 int DrmKernel::set_domain(uint32_t domain) {
@@ -222,6 +232,21 @@ int DrmKernel::mem_destroy(uapi::MemDestroy& d) {
 }
 
 int DrmKernel::mem_sync(uapi::MemSync& s) { return ioctl_retry(uapi::kIoctlMemSync, &s); }
+
+int DrmKernel::sync_dmabuf(uint32_t handle, uint32_t flags) {
+  int dmabuf = -1;
+  {
+    std::lock_guard lock(import_mutex_);
+    const auto it = imports_.find(handle);
+    if (it != imports_.end()) dmabuf = it->second.dmabuf;
+  }
+  if (dmabuf < 0) return EINVAL;
+  if (flags != uapi::kSyncToDevice && flags != uapi::kSyncFromDevice) return EINVAL;
+  const uint64_t dir = flags == uapi::kSyncToDevice ? uapi::kDmaBufSyncWrite : uapi::kDmaBufSyncRead;
+  uapi::DmaBufSync start{uapi::kDmaBufSyncStart | dir}, end{uapi::kDmaBufSyncEnd | dir};
+  if (const int err = ioctl_retry_fd(dmabuf, uapi::kIoctlDmaBufSync, &start); err != 0) return err;
+  return ioctl_retry_fd(dmabuf, uapi::kIoctlDmaBufSync, &end);
+}
 
 int DrmKernel::submit(uapi::Submit& s) {
   if (!driver_has_domains(version_) && s.iommu_domain_id != 0) return EINVAL;

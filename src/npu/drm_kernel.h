@@ -72,6 +72,7 @@ std::string format_driver_version(uint32_t version);
 
 class DrmKernel final : public Kernel {
  public:
+  static constexpr int kMaxIoctlRetries = 1000;  // per request, for EINTR / EAGAIN
   // How requests reach the driver: ioctl(fd, request, arg) → 0 or a positive errno. The default is
   // ::ioctl; tests pass a recording fake (no NPU is needed to check what would be sent).
   using IoctlFn = std::function<int(int fd, unsigned long request, void* arg)>;
@@ -93,6 +94,9 @@ class DrmKernel final : public Kernel {
   int mem_map(uapi::MemMap& m) override;
   int mem_destroy(uapi::MemDestroy& d) override;
   int mem_sync(uapi::MemSync& s) override;
+  // DMA_BUF_IOCTL_SYNC (START then END, READ for kSyncFromDevice / WRITE for kSyncToDevice) on the
+  // import's dma-buf: the driver's MEM_SYNC refuses imports.
+  int sync_dmabuf(uint32_t handle, uint32_t flags) override;
   int submit(uapi::Submit& s) override;
   int import_fd(int fd, uapi::MemCreate& c) override;
   void* mmap(uint64_t offset, uint64_t size) override;
@@ -104,7 +108,10 @@ class DrmKernel final : public Kernel {
   const std::string& path() const { return path_; }
 
  private:
-  int ioctl_retry(unsigned long request, void* arg) const;  // 0 or errno; retries EINTR/EAGAIN
+  // 0 or errno; retries EINTR and EAGAIN up to kMaxIoctlRetries times (EAGAIN after a 100 µs pause),
+  // then returns the errno.
+  int ioctl_retry(unsigned long request, void* arg) const;
+  int ioctl_retry_fd(int fd, unsigned long request, void* arg) const;
   int set_domain(uint32_t domain);                          // ACTION SET_IOMMU_DOMAIN_ID (with domains)
 
   // An imported handle: the dup of its dma-buf (for mmap) and the domain it was mapped in.

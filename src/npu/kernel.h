@@ -33,6 +33,10 @@ class Kernel {
   // DRM_IOCTL_PRIME_FD_TO_HANDLE then MEM_CREATE naming the new handle (DrmKernel::import_fd);
   // kernels that cannot import return EOPNOTSUPP (the default).
   virtual int import_fd(int fd, uapi::MemCreate& c) { return EOPNOTSUPP; }
+  // Makes CPU writes visible to the device (kSyncToDevice) or device writes visible to the CPU
+  // (kSyncFromDevice) for a buffer made by import_fd. The driver refuses MEM_SYNC on imports
+  // (EINVAL: they are not CACHEABLE), so on the board this is DMA_BUF_IOCTL_SYNC on the dma-buf.
+  virtual int sync_dmabuf(uint32_t handle, uint32_t flags) { return EOPNOTSUPP; }
 
   // Maps `size` bytes of the buffer whose MEM_MAP offset is `offset` into this process (read/write,
   // shared with the device). Returns nullptr on failure with errno set. Undo with munmap().

@@ -245,12 +245,13 @@ void MatmulScratch::reserve(uint32_t domain, const ScratchNeed& need) {
 }
 
 void run_matmul(Device& dev, MatmulScratch& scratch, const PackedWeight& w, const void* a, int64_t m,
-                void* c) {
+                void* c, uint32_t max_cores) {
   ORK_CHECK(w.buf, "matmul: the weight has no device buffer (freed?)");
   ORK_CHECK(a != nullptr && c != nullptr, "matmul: null A or C");
   ORK_CHECK(&dev == scratch.dev_, "matmul: scratch belongs to another device");
   check_dims(m, w.k, w.n, "matmul");
-  const uint32_t cores = std::clamp<uint32_t>(dev.caps().cores, 1, 3);
+  uint32_t cores = std::clamp<uint32_t>(dev.caps().cores, 1, 3);
+  if (max_cores != 0) cores = std::min(cores, max_cores);
   const uint32_t domain = w.domain();
   MatmulScratch::Domain& d = scratch.domains_[domain];
   const MatmulScratch::Key key{w.buf.iova(), m, w.k, w.n, w.dtype, cores};
@@ -280,15 +281,15 @@ void run_matmul(Device& dev, MatmulScratch& scratch, const PackedWeight& w, cons
 }
 
 void matmul_i8(Device& dev, MatmulScratch& scratch, const PackedWeight& w, const int8_t* a, int64_t m,
-               int32_t* c) {
+               int32_t* c, uint32_t max_cores) {
   ORK_CHECK(w.dtype == Dtype::kI8, "matmul_i8: the weight is ", dtype_name(w.dtype));
-  run_matmul(dev, scratch, w, a, m, c);
+  run_matmul(dev, scratch, w, a, m, c, max_cores);
 }
 
 void matmul_f16(Device& dev, MatmulScratch& scratch, const PackedWeight& w, const uint16_t* a,
-                int64_t m, float* c) {
+                int64_t m, float* c, uint32_t max_cores) {
   ORK_CHECK(w.dtype == Dtype::kF16, "matmul_f16: the weight is ", dtype_name(w.dtype));
-  run_matmul(dev, scratch, w, a, m, c);
+  run_matmul(dev, scratch, w, a, m, c, max_cores);
 }
 
 }  // namespace ork::npu

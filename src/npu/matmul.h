@@ -101,7 +101,7 @@ class MatmulScratch {
   uint64_t plans_built() const { return plans_built_; }  // regcmd generations so far
 
  private:
-  friend void run_matmul(Device&, MatmulScratch&, const PackedWeight&, const void*, int64_t, void*);
+  friend void run_matmul(Device&, MatmulScratch&, const PackedWeight&, const void*, int64_t, void*, uint32_t);
   struct Key {
     uint64_t w_iova = 0;
     int64_t m = 0, k = 0, n = 0;
@@ -123,13 +123,14 @@ class MatmulScratch {
 
 // C (m × w.n, row-major int32) = A (m × w.k, row-major int8) · Bᵀ. Throws ork::Error on a dtype
 // mismatch, bad sizes, allocation failure (AllocError) or a failed submit (fault text).
+// `max_cores` (1..3; 0 = all the device has) bounds the cores the tasks are spread over.
 void matmul_i8(Device& dev, MatmulScratch& scratch, const PackedWeight& w, const int8_t* a, int64_t m,
-               int32_t* c);
+               int32_t* c, uint32_t max_cores = 0);
 // C (m × w.n, f32) = A (m × w.k, fp16 bits) · Bᵀ.
 void matmul_f16(Device& dev, MatmulScratch& scratch, const PackedWeight& w, const uint16_t* a,
-                int64_t m, float* c);
+                int64_t m, float* c, uint32_t max_cores = 0);
 // The shared implementation (a, c typed by w.dtype).
 void run_matmul(Device& dev, MatmulScratch& scratch, const PackedWeight& w, const void* a, int64_t m,
-                void* c);
+                void* c, uint32_t max_cores = 0);
 
 }  // namespace ork::npu

@@ -1,5 +1,6 @@
 #include "npu/probe_matmul.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/fp16.h"
@@ -32,8 +33,8 @@ void run_i8(Device& dev, MatmulScratch& scratch, uint32_t domain, MatmulProbeSha
   const auto a = rand_i8(s.m * s.k, uint32_t(s.m * 7 + s.k)), b = rand_i8(s.n * s.k, uint32_t(s.n + 11));
   PackedWeight w = pack_weight(dev, b.data(), s.n, s.k, domain);
   std::vector<int32_t> c(static_cast<size_t>(s.m * s.n));
-  matmul_i8(dev, scratch, w, a.data(), s.m, c.data());
-  s.tasks = plan_split(s.m, s.k, s.n, Dtype::kI8, std::max<uint32_t>(1, dev.caps().cores)).tasks.size();
+  matmul_i8(dev, scratch, w, a.data(), s.m, c.data(), s.cores);
+  s.tasks = plan_split(s.m, s.k, s.n, Dtype::kI8, s.cores).tasks.size();
   int64_t worst = 0;
   for (int64_t i = 0; i < s.m; ++i) {
     const int8_t* ai = a.data() + i * s.k;
@@ -53,8 +54,8 @@ void run_f16(Device& dev, MatmulScratch& scratch, uint32_t domain, MatmulProbeSh
   const auto a = rand_f16(s.m * s.k, uint32_t(s.m * 5 + s.k)), b = rand_f16(s.n * s.k, uint32_t(s.n + 3));
   PackedWeight w = pack_weight_f16(dev, b.data(), s.n, s.k, domain);
   std::vector<float> c(static_cast<size_t>(s.m * s.n));
-  matmul_f16(dev, scratch, w, a.data(), s.m, c.data());
-  s.tasks = plan_split(s.m, s.k, s.n, Dtype::kF16, std::max<uint32_t>(1, dev.caps().cores)).tasks.size();
+  matmul_f16(dev, scratch, w, a.data(), s.m, c.data(), s.cores);
+  s.tasks = plan_split(s.m, s.k, s.n, Dtype::kF16, s.cores).tasks.size();
   std::vector<float> af(a.size()), bf(b.size());
   for (size_t i = 0; i < a.size(); ++i) af[i] = f16_to_f32(a[i]);
   for (size_t i = 0; i < b.size(); ++i) bf[i] = f16_to_f32(b[i]);
@@ -98,10 +99,37 @@ std::vector<MatmulProbeShape> matmul_probe_shapes() {
   return out;
 }
 
-MatmulProbeResult probe_matmul(Device& dev, uint32_t domain) {
+const char* phase_name(ProbePhase p) {
+  switch (p) {
+    case ProbePhase::kSingleTask: return "single-task";
+    case ProbePhase::kChained: return "chained";
+    case ProbePhase::kMultiCore: return "multi-core";
+  }
+  return "?";
+}
+
+std::vector<MatmulProbeShape> matmul_probe_plan(uint32_t cores) {
+  std::vector<MatmulProbeShape> plan;
+  const std::vector<MatmulProbeShape> shapes = matmul_probe_shapes();
+  auto add = [&](ProbePhase phase, uint32_t c, auto want) {
+    for (MatmulProbeShape s : shapes) {
+      const SplitPlan p = plan_split(s.m, s.k, s.n, s.dtype, c);
+      if (!want(p)) continue;
+      s.phase = phase;
+      s.cores = c;
+      plan.push_back(s);
+    }
+  };
+  add(ProbePhase::kSingleTask, 1, [](const SplitPlan& p) { return p.tasks.size() == 1; });
+  add(ProbePhase::kChained, 1, [](const SplitPlan& p) { return p.tasks.size() > 1; });
+  if (cores > 1) add(ProbePhase::kMultiCore, cores, [](const SplitPlan& p) { return p.cores > 1; });
+  return plan;
+}
+
+MatmulProbeResult probe_matmul(Device& dev, uint32_t domain, bool keep_going) {
   MatmulProbeResult r;
   MatmulScratch scratch(dev);
-  for (MatmulProbeShape s : matmul_probe_shapes()) {
+  for (MatmulProbeShape s : matmul_probe_plan(std::clamp<uint32_t>(dev.caps().cores, 1, 3))) {
     try {
       if (s.dtype == Dtype::kI8)
         run_i8(dev, scratch, domain, s);
@@ -113,6 +141,10 @@ MatmulProbeResult probe_matmul(Device& dev, uint32_t domain) {
     }
     (s.ok ? r.passed : r.failed) += 1;
     r.shapes.push_back(s);
+    if (!s.ok && !keep_going) {
+      r.stopped = true;
+      break;
+    }
   }
   return r;
 }
@@ -122,9 +154,11 @@ std::string MatmulProbeResult::to_json() const {
   j.begin_object();
   j.key("passed").value(passed);
   j.key("failed").value(failed);
+  j.key("stopped").value(stopped);
   j.key("shapes").begin_array();
   for (const MatmulProbeShape& s : shapes) {
     j.begin_object();
+    j.key("phase").value(phase_name(s.phase)).key("cores").value(uint64_t(s.cores));
     j.key("m").value(s.m).key("k").value(s.k).key("n").value(s.n);
     j.key("dtype").value(dtype_name(s.dtype));
     j.key("ok").value(s.ok);

@@ -19,11 +19,6 @@ std::string MatmulTaskDesc::str() const {
   return buf;
 }
 
-uint32_t data_banks(Dtype d, uint32_t m, uint32_t k) {
-  const uint64_t bytes = uint64_t(m) * k * uint64_t(elt_bytes(d));
-  return uint32_t((bytes + reg::kCbufBankBytes - 1) / reg::kCbufBankBytes);
-}
-
 void check_task(const MatmulTaskDesc& t) {
   const std::string s = t.str();
   ORK_CHECK(t.m >= 1 && t.m <= kMaxTaskM && (t.m == 1 || t.m % 4 == 0), "matmul task ", s,
@@ -33,11 +28,9 @@ void check_task(const MatmulTaskDesc& t) {
   const uint32_t g = uint32_t(b_n_group(t.dtype));
   ORK_CHECK(t.n >= g && t.n <= kMaxTaskN && t.n % g == 0, "matmul task ", s,
             ": n must be a multiple of ", g, " in [", g, ", ", kMaxTaskN, "]");
-  const uint32_t banks = data_banks(t.dtype, t.m, t.k);
-  ORK_CHECK(banks <= reg::kCbufBanks - 1, "matmul task ", s, ": input needs ", banks,
-            " CBUF banks, at most ", reg::kCbufBanks - 1, " fit");
-  ORK_CHECK(uint64_t(t.k) * elt_bytes(t.dtype) <= reg::kCbufBankBytes, "matmul task ", s,
-            ": one kernel exceeds a CBUF bank");
+  ORK_CHECK(fits_cbuf(t.dtype, t.m, t.k), "matmul task ", s, ": ", input_banks(t.dtype, t.m, t.k),
+            " CBUF banks of input (at most ", max_data_banks(t.dtype), ") with ",
+            weight_atom_banks(t.dtype, t.k), " banks for a weight atom: outside the board-verified envelope");
   ORK_CHECK(uint64_t(t.a_addr) + t.a_bytes() <= (uint64_t(1) << 32) &&
                 uint64_t(t.b_addr) + t.b_bytes() <= (uint64_t(1) << 32) &&
                 uint64_t(t.c_addr) + t.c_bytes() <= (uint64_t(1) << 32),
@@ -61,15 +54,30 @@ void gen_matmul_regcmd(const MatmulTaskDesc& t, uint64_t* out) {
   const uint32_t in_prec = t.dtype == Dtype::kI8 ? reg::kPrecisionInt8 : reg::kPrecisionFp16;
   const uint32_t out_prec = t.dtype == Dtype::kI8 ? reg::kPrecisionInt32 : reg::kPrecisionFp32;
   const uint32_t elt = uint32_t(elt_bytes(t.dtype));
-  const uint32_t dbanks = data_banks(t.dtype, t.m, t.k);
+  const uint32_t dbanks = input_banks(t.dtype, t.m, t.k);
+  const uint32_t cbuf_con0 = put(f::kWeightBank, kCbufBanks - dbanks) | put(f::kDataBank, dbanks);
+  const uint32_t conv_con1 =
+      put(f::kCnaProcPrecision, in_prec) | put(f::kCnaInPrecision, in_prec) | put(f::kConvMode, 0);
   uint32_t i = 0;
   auto emit = [&](Id id, uint32_t v) { out[i++] = reg::entry(id, v); };
 
+  // Opening writes, before anything starts the CNA: the CBUF split and weight decompression off,
+  // then the precision (happyme531 rk_npu_matmul_f16.cpp: "omitting the CBUF/DCOMP preamble ...
+  // makes the large-K path depend on prior NPU register state"; Mesa rkt_regcmd.c the same order).
+  const std::pair<Id, uint32_t> opening[kOpeningEntries] = {
+      {Id::CNA_CBUF_CON0, cbuf_con0}, {Id::CNA_DCOMP_REGNUM, 0}, {Id::CNA_DCOMP_CTRL, 0},
+      {Id::CNA_CONV_CON1, conv_con1}};
+  for (uint32_t o = 0; o < kOpeningEntries; ++o) {
+    if (int(o) == generator_faults().drop_opening_write) {
+      out[i++] = 0;  // fault injection: a no-op in its place
+    } else {
+      emit(opening[o].first, opening[o].second);
+    }
+  }
   emit(Id::DPU_S_POINTER, put(f::kPointerPpMode, 1) | put(f::kExecuterPpEn, 1) | put(f::kPointerPpEn, 1));
   // CNA: feature (A) and weight (B) fetch, a 1×1 direct convolution of an m×1×k cube.
-  emit(Id::CNA_CONV_CON1,
-       put(f::kCnaProcPrecision, in_prec) | put(f::kCnaInPrecision, in_prec) | put(f::kConvMode, 0));
-  emit(Id::CNA_CONV_CON2, put(f::kKernelGroup, 0) | put(f::kFeatureGrains, t.m + 1));
+  emit(Id::CNA_CONV_CON1, conv_con1);
+  emit(Id::CNA_CONV_CON2, put(f::kKernelGroup, 0) | put(f::kFeatureGrains, feature_grains(t.dtype, t.m, t.k)));
   emit(Id::CNA_CONV_CON3, put(f::kConvYStride, 1) | put(f::kConvXStride, 1));
   emit(Id::CNA_DATA_SIZE0, put(f::kDatainWidth, 1) | put(f::kDatainHeight, t.m));
   emit(Id::CNA_DATA_SIZE1, put(f::kDatainChannelReal, t.k - 1) | put(f::kDatainChannel, t.k));
@@ -79,7 +87,7 @@ void gen_matmul_regcmd(const MatmulTaskDesc& t, uint64_t* out) {
   emit(Id::CNA_WEIGHT_SIZE1, put(f::kWeightBytesPerKernel, uint64_t(t.k) * elt));
   emit(Id::CNA_WEIGHT_SIZE2,
        put(f::kWeightWidth, 1) | put(f::kWeightHeight, 1) | put(f::kWeightKernels, t.n));
-  emit(Id::CNA_CBUF_CON0, put(f::kWeightBank, reg::kCbufBanks - dbanks) | put(f::kDataBank, dbanks));
+  emit(Id::CNA_CBUF_CON0, cbuf_con0);
   emit(Id::CNA_CBUF_CON1, put(f::kDataEntries, cbuf_data_entries(t.dtype, t.k)));
   emit(Id::CNA_CVT_CON0, put(f::kCvtDataSign, 1) | put(f::kCvtType, 1) | put(f::kCvtBypass, 1));
   emit(Id::CNA_CVT_CON1, put(f::kCvtScale0, 1));
@@ -160,7 +168,10 @@ void gen_matmul_regcmd(const MatmulTaskDesc& t, uint64_t* out) {
 
 uint32_t pc_chain_amount(uint32_t next_entries) {
   ORK_CHECK(next_entries > reg::kPcTailEntries, "pc_chain_amount: ", next_entries, " entries");
-  return uint32_t(align_up((next_entries - reg::kPcTailEntries) / 2, 2));
+  if (generator_faults().chain_amount_52) {
+    return uint32_t(align_up((next_entries - reg::kPcTailEntries) / 2, 2));
+  }
+  return (next_entries + 1) / 2 - 1;
 }
 
 void chain_regcmd(uint64_t* entries, uint32_t count, uint32_t next_addr, uint32_t next_entries) {

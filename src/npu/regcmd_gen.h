@@ -1,6 +1,8 @@
 // Register command generation for one matmul task: C (m×n) = A (m×k) · Bᵀ as a 1×1 direct
-// convolution (CNA → CORE → DPU → memory), the configuration of mtx512/rk3588-npu gen_matmul_task
-// with the PC tail and chaining of Mesa rocket. Every operand of a task is one dense native-layout
+// convolution (CNA → CORE → DPU → memory): the register values of mtx512/rk3588-npu gen_matmul_task,
+// opened by the CBUF/DCOMP writes that board-tested multi-task code emits first (happyme531
+// rknpu2_matmul_open, Mesa rocket), inside the board-verified CBUF envelope (cbuf_budget.h), and
+// chained with the vendor driver's fetch arithmetic. Every operand of a task is one dense native-layout
 // block (layout.h): A (k/C2, m, C2) at a_addr, B (n/G, k/32, G, 32) at b_addr, C (n/4, m, 4) at
 // c_addr. Pure functions, thread-safe.
 #pragma once
@@ -8,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "npu/cbuf_budget.h"
 #include "npu/layout.h"
 #include "npu/registers.h"
 
@@ -27,25 +30,26 @@ struct MatmulTaskDesc {
   std::string str() const;  // "i8 m=4 k=64 n=32 a=0x.. b=0x.. c=0x.."
 };
 
-constexpr uint32_t kMaxTaskM = 1020;  // CNA_CONV_CON2.FEATURE_GRAINS (10 bits) holds m + 1
 constexpr uint32_t kMaxTaskN = 4096;  // within DPU channel (13 bits) and WEIGHT_KERNELS (14 bits)
 
-// Entries of one matmul task's register commands, including the 4-entry PC tail.
-constexpr uint32_t kMatmulEntries = 108;
+// Entries of one matmul task's register commands: 4 opening writes (CNA_CBUF_CON0, CNA_DCOMP_REGNUM,
+// CNA_DCOMP_CTRL, CNA_CONV_CON1), the 104 writes of the mtx512 body, and the 4-entry PC tail.
+constexpr uint32_t kOpeningEntries = 4;
+constexpr uint32_t kMatmulEntries = 112;
 // Bytes between consecutive tasks' register commands (64-byte aligned, Mesa rkt_ml.c).
 constexpr uint32_t kRegcmdStride = (kMatmulEntries * 8 + 63) / 64 * 64;
 
-// CBUF banks for the task's input data: ceil(m·k·elt / 32 KiB) (mtx512 gen_matmul_*).
-uint32_t data_banks(Dtype d, uint32_t m, uint32_t k);
-// Throws ork::Error naming the violated constraint (alignment, register ranges, CBUF budget:
-// data banks ≤ 11, one kernel k·elt ≤ 32 KiB).
+// Throws ork::Error naming the violated constraint (alignment, register ranges, the CBUF budget of
+// cbuf_budget.h).
 void check_task(const MatmulTaskDesc& t);
 
 // Writes the kMatmulEntries entries of task `t` to `out`, ending the chain (no next task).
 void gen_matmul_regcmd(const MatmulTaskDesc& t, uint64_t* out);
 
-// PC_REGISTER_AMOUNTS value announcing a next task of `next_entries` entries (tail included):
-// align_up((next_entries − 4) / 2, 2), as Mesa rkt_ml.c patches it.
+// PC_REGISTER_AMOUNTS value announcing a next task of `next_entries` entries (tail included): the
+// PC then fetches (amount + 1) · 2 entries, so amount = (next_entries + 1)/2 − 1 — the value the
+// vendor driver programs for the first task, (regcfg_amount + 4 + 2 − 1)/2 − 1 (rknpu_job.c
+// rknpu_job_subcore_commit_pc), and happyme531's board-tested chains ceil(body/2) + 1. 55 for 112.
 uint32_t pc_chain_amount(uint32_t next_entries);
 // Patches the tail of `entries` (count entries) to continue at `next_addr` with `next_entries`.
 void chain_regcmd(uint64_t* entries, uint32_t count, uint32_t next_addr, uint32_t next_entries);

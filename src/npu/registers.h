@@ -318,10 +318,6 @@ constexpr uint32_t kTaskIntClear = 0x1ffff;
 // Entries of the PC tail that ends every task; regcfg_amount counts the entries before it.
 constexpr uint32_t kPcTailEntries = 4;
 
-// CBUF geometry per core [MTX npu_hw.h NPU_CBUF_BANKS / NPU_CBUF_BANK_SIZE].
-constexpr uint32_t kCbufBanks = 12;
-constexpr uint32_t kCbufBankBytes = 32 * 1024;
-
 std::string describe(uint64_t entry);  // "CNA_DATA_SIZE0 (0x0201:0x1020) = 0x00010004"
 
 }  // namespace ork::npu::reg

@@ -14,13 +14,6 @@ uint64_t SplitPlan::macs() const {
   return s;
 }
 
-int64_t max_m_tile(Dtype d, int64_t ks) {
-  const int64_t row = ks * elt_bytes(d);
-  int64_t rows = int64_t(reg::kCbufBanks - 1) * reg::kCbufBankBytes / row;
-  rows = std::min<int64_t>(rows, kMaxTaskM);
-  return rows / 4 * 4;
-}
-
 uint64_t a_block_offset(const SplitPlan& p, int64_t tile, int64_t seg) {
   // Segment-major: all m-tiles of segment 0, then segment 1, … Full segments are kKSegment wide,
   // and every m-tile but the last is mt rows.
@@ -39,7 +32,7 @@ SplitPlan plan_split(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t max_core
   p.mp = pad_m(m), p.kp = pad_k(k), p.np = pad_n(n, d);
   p.segments = k_segments(p.kp);
   const int64_t widest = b_segment_width(0, p.kp);
-  p.mt = m == 1 ? 1 : std::min(p.mp, max_m_tile(d, widest));
+  p.mt = m == 1 ? 1 : std::min(p.mp, max_m_tile(d, widest));  // cbuf_budget.h
   const int64_t m_tiles = (p.mp + p.mt - 1) / p.mt;
   const uint64_t elt = uint64_t(elt_bytes(d));
   p.a_bytes = uint64_t(p.mp) * uint64_t(p.kp) * elt;

@@ -4,8 +4,8 @@
 //  - K: the packed weight's K segments (≤ 8192 columns, layout.h); one task reads one segment. The
 //    partial sums of the segments are written to separate output blocks and added on the CPU (no
 //    public source documents a DPU mode that accumulates into an existing output).
-//  - M: tiles of mt rows (a multiple of 4, or 1 when M = 1) with data banks = ceil(mt·Ks·elt / 32 KiB)
-//    ≤ 11 and mt ≤ kMaxTaskM; weight banks = 12 − data banks.
+//  - M: tiles of mt rows (a multiple of 4, or 1) inside the board-verified CBUF envelope
+//    (cbuf_budget.h: ≤ 8 int8 / ≤ 10 fp16 data banks, the weight banks holding a 32-kernel atom).
 //  - N: split into one contiguous range per core (aligned to the kernel group), then tiles of at most
 //    kMaxTaskN kernels.
 // Every task's operands are dense native-layout blocks: A block (m-tile, segment) in the A scratch,
@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "npu/cbuf_budget.h"
 #include "npu/layout.h"
 
 namespace ork::npu {
@@ -48,9 +49,6 @@ struct SplitPlan {
 
 // Plans the tasks of an (m × k) · (n × k)ᵀ matmul on up to `max_cores` cores (1..3).
 SplitPlan plan_split(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t max_cores);
-
-// Rows per M tile for a segment width ks: the largest multiple of 4 with ≤ 11 data banks.
-int64_t max_m_tile(Dtype d, int64_t ks);
 
 // Byte offset of the A block for (m-tile index i, segment s) in the A scratch.
 uint64_t a_block_offset(const SplitPlan& p, int64_t tile, int64_t seg);

@@ -210,7 +210,19 @@ constexpr uint32_t kIoctlGemClose = ioc(kIocWrite, 'd', 0x09, sizeof(DrmGemClose
 static_assert(kIoctlPrimeFdToHandle == 0xC00C642Eu);
 static_assert(kIoctlGemClose == 0x40086409u);
 
-// Driver version 0.9.6, the first with IOMMU domains and the 48-byte mem_create.
+// struct dma_buf_sync and DMA_BUF_IOCTL_SYNC = _IOW('b', 0, struct dma_buf_sync) (Linux
+// include/uapi/linux/dma-buf.h): the CPU-access bracket of a dma-buf, START then END.
+struct DmaBufSync {
+  uint64_t flags;
+};
+static_assert(sizeof(DmaBufSync) == 8);
+constexpr uint64_t kDmaBufSyncRead = 1, kDmaBufSyncWrite = 2, kDmaBufSyncStart = 0, kDmaBufSyncEnd = 4;
+constexpr uint32_t kIoctlDmaBufSync = ioc(kIocWrite, 'b', 0, sizeof(DmaBufSync));
+static_assert(kIoctlDmaBufSync == 0x40086200u);
+
+// Driver version 0.9.6: below it ork sends the 40-byte mem_create and uses one domain. IOMMU domains
+// are documented in 0.9.7 (rknpu_drv.h "20240424"); which release added them is not in the public
+// sources, and happyme531 requires 0.9.8 for domains other than 0 (docs/hardware.md).
 constexpr uint32_t kDrvVersionDomains = 906;
 
 }  // namespace ork::npu::uapi

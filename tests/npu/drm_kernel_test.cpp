@@ -262,3 +262,50 @@ TEST(DrmKernelImport, FailuresCloseTheHandleAndReportTheErrno) {
 
 }  // namespace
 }  // namespace ork::npu
+
+namespace ork::npu {
+namespace {
+
+TEST(DrmKernelImport, SyncOfAnImportUsesTheDmaBufNotMemSync) {
+  FakeDriver drv;
+  std::vector<int> fds;
+  DrmKernel::IoctlFn inner = drv.fn();
+  DrmKernel k(-1, 908, "fake", [&](int fd, unsigned long request, void* arg) {
+    fds.push_back(fd);
+    return inner(fd, request, arg);
+  });
+  const int fd = make_memfd(3 * 4096);
+  uapi::MemCreate c{};
+  c.size = 4096;
+  ASSERT_EQ(k.import_fd(fd, c), 0);
+  const size_t before = drv.calls.size();
+  ASSERT_EQ(k.sync_dmabuf(c.handle, uapi::kSyncToDevice), 0);
+  ASSERT_EQ(drv.calls.size(), before + 2);
+  EXPECT_EQ(drv.calls[before].request, 0x40086200u);  // DMA_BUF_IOCTL_SYNC
+  EXPECT_EQ(drv.arg<uapi::DmaBufSync>(before).flags, uapi::kDmaBufSyncStart | uapi::kDmaBufSyncWrite);
+  EXPECT_EQ(drv.arg<uapi::DmaBufSync>(before + 1).flags, uapi::kDmaBufSyncEnd | uapi::kDmaBufSyncWrite);
+  EXPECT_NE(fds[before], -1);  // on the import's dma-buf, not the DRM fd
+  EXPECT_NE(fds[before], fd);  // its own dup: the caller's fd may be closed
+  ASSERT_EQ(k.sync_dmabuf(c.handle, uapi::kSyncFromDevice), 0);
+  EXPECT_EQ(drv.arg<uapi::DmaBufSync>(before + 2).flags, uapi::kDmaBufSyncStart | uapi::kDmaBufSyncRead);
+  EXPECT_EQ(k.sync_dmabuf(99, uapi::kSyncToDevice), EINVAL);  // not an import
+  ::close(fd);
+}
+
+TEST(DrmKernel, RetriesOfEagainAreBounded) {
+  int calls = 0;
+  DrmKernel k(-1, 908, "fake", [&](int, unsigned long, void*) {
+    ++calls;
+    return EAGAIN;
+  });
+  uapi::Action a{uapi::kActGetDrvVersion, 0};
+  EXPECT_EQ(k.action(a), EAGAIN);
+  EXPECT_EQ(calls, DrmKernel::kMaxIoctlRetries + 1);
+  int transient = 0;
+  DrmKernel j(-1, 908, "fake", [&](int, unsigned long, void*) { return ++transient < 3 ? EINTR : 0; });
+  EXPECT_EQ(j.action(a), 0);
+  EXPECT_EQ(transient, 3);
+}
+
+}  // namespace
+}  // namespace ork::npu

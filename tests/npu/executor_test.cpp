@@ -1,5 +1,5 @@
-// The simulator's task executor against a test address space: whole plans (multi-task, chained,
-// K-segmented) bit-exact for int8, fp16 within tolerance, and the failure paths.
+// The simulator's PC model and datapath against a test address space: whole plans (multi-task,
+// chained, K-segmented) bit-exact for int8, fp16 within tolerance, and the board's failure modes.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +12,7 @@
 #include "npu/regcmd_gen.h"
 #include "npu/registers.h"
 #include "npu/sim/executor.h"
+#include "npu/sim/job_failure.h"
 
 namespace ork::npu {
 namespace {
@@ -46,6 +47,7 @@ struct Job {
   SplitPlan plan;
   uint64_t a = 0, b = 0, c = 0, regcmd = 0;
   std::vector<uapi::Task> tasks;
+  sim::RegisterFile regs[3];
 };
 
 Job prepare(TestSpace& space, Dtype d, int64_t m, int64_t k, int64_t n, const void* a, const void* b,
@@ -67,8 +69,8 @@ Job prepare(TestSpace& space, Dtype d, int64_t m, int64_t k, int64_t n, const vo
 sim::ExecStats run(TestSpace& space, Job& j) {
   sim::ExecStats total;
   for (uint32_t core = 0; core < j.plan.cores; ++core) {
-    const sim::ExecStats s =
-        sim::execute_tasks(space, j.tasks.data() + j.plan.core_start[core], j.plan.core_count[core]);
+    const sim::ExecStats s = sim::execute_tasks(space, j.regs[core], core, j.tasks.data() + j.plan.core_start[core],
+                                                j.plan.core_count[core]);
     total.tasks += s.tasks;
     total.macs += s.macs;
   }
@@ -134,12 +136,12 @@ TEST(ExecutorTest, ZeroAmountRejected) {
   const auto a = fill8(4 * 32, 1), b = fill8(32 * 32, 2);
   TestSpace space;
   Job j = prepare(space, Dtype::kI8, 4, 32, 32, a.data(), b.data(), 1);
-  j.tasks[0].regcfg_amount = 0;
+  j.tasks[0].regcfg_amount = 0;  // the driver then programs a fetch of 4 entries
   try {
-    sim::execute_tasks(space, j.tasks.data(), 1);
+    sim::execute_tasks(space, j.regs[0], 0, j.tasks.data(), 1);
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("regcfg_amount is 0"), std::string::npos) << e.what();
+  } catch (const sim::Timeout& e) {
+    EXPECT_NE(std::string(e.what()).find("short fetch"), std::string::npos) << e.what();
   }
 }
 
@@ -151,10 +153,10 @@ TEST(ExecutorTest, UnknownRegisterRejectedBeforeAnyWrite) {
   std::memcpy(space.host(j.regcmd) + 8 * 70, &bad, 8);
   std::memset(space.host(j.c), 0x5a, size_t(j.plan.c_bytes));
   try {
-    sim::execute_tasks(space, j.tasks.data(), 1);
+    sim::execute_tasks(space, j.regs[0], 0, j.tasks.data(), 1);
     FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown register 0x4444 of block DPU"), std::string::npos)
+  } catch (const sim::Unmodelled& e) {
+    EXPECT_NE(std::string(e.what()).find("register 0x4444 of target 0x1001 is not modelled"), std::string::npos)
         << e.what();
   }
   EXPECT_EQ(space.host(j.c)[0], 0x5a);  // nothing written
@@ -165,9 +167,9 @@ TEST(ExecutorTest, BrokenChainRejected) {
   TestSpace space;
   Job j = prepare(space, Dtype::kI8, 4, 64, 96, a.data(), b.data(), 1);
   ASSERT_EQ(j.plan.tasks.size(), 1u);
-  // Two copies of a single (unchained) task in one range: the PC would stop after the first.
+  // Two copies of a single (unchained) task in one range: the PC has no next address.
   std::vector<uapi::Task> two = {j.tasks[0], j.tasks[0]};
-  EXPECT_THROW(sim::execute_tasks(space, two.data(), 2), Error);
+  EXPECT_THROW(sim::execute_tasks(space, j.regs[0], 0, two.data(), 2), sim::Timeout);
 }
 
 TEST(ExecutorTest, FreedWeightFaults) {
@@ -175,7 +177,7 @@ TEST(ExecutorTest, FreedWeightFaults) {
   TestSpace space;
   Job j = prepare(space, Dtype::kI8, 4, 64, 32, a.data(), b.data(), 1);
   space.unmap(j.b);
-  EXPECT_THROW(sim::execute_tasks(space, j.tasks.data(), 1), sim::Fault);
+  EXPECT_THROW(sim::execute_tasks(space, j.regs[0], 0, j.tasks.data(), 1), sim::Fault);
 }
 
 TEST(ExecutorTest, UnmappedRegcmdFaults) {
@@ -183,7 +185,7 @@ TEST(ExecutorTest, UnmappedRegcmdFaults) {
   TestSpace space;
   Job j = prepare(space, Dtype::kI8, 4, 64, 32, a.data(), b.data(), 1);
   j.tasks[0].regcmd_addr = 0x40;
-  EXPECT_THROW(sim::execute_tasks(space, j.tasks.data(), 1), sim::Fault);
+  EXPECT_THROW(sim::execute_tasks(space, j.regs[0], 0, j.tasks.data(), 1), sim::Fault);
 }
 
 }  // namespace

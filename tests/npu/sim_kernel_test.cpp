@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -417,6 +420,68 @@ TEST(SimKernelSubmit, CoresRunTheirSubcoreRanges) {
   const std::string core1 = first_fault(f, 2, 1, 2);                                  // core 1 alone ← [1]
   EXPECT_NE(core1.find("0x30000"), std::string::npos);
   EXPECT_EQ(f.k.stats().faults, 6u);
+}
+
+}  // namespace
+}  // namespace ork::npu::sim
+
+namespace ork::npu::sim {
+namespace {
+
+TEST(SimKernelDriver, MemSyncNeedsCacheableAndImportsAreNot) {
+  SimKernel k;
+  auto plain = create_req(4096, 0);  // no CACHEABLE
+  ASSERT_EQ(k.mem_create(plain), 0);
+  uapi::MemSync s{uapi::kSyncToDevice, 0, plain.obj_addr, 0, 4096};
+  EXPECT_EQ(k.mem_sync(s), EINVAL);  // rknpu_gem_sync_ioctl
+  const int fd = ::memfd_create("ork-test", 0);
+  ASSERT_EQ(::ftruncate(fd, 8192), 0);
+  auto imp = create_req(8192, 0, uapi::kMemIommu | uapi::kMemCacheable);
+  ASSERT_EQ(k.import_fd(fd, imp), 0);
+  uapi::MemSync si{uapi::kSyncToDevice, 0, imp.obj_addr, 0, 8192};
+  EXPECT_EQ(k.mem_sync(si), EINVAL);  // an import is never CACHEABLE
+  EXPECT_EQ(k.sync_dmabuf(imp.handle, uapi::kSyncToDevice), 0);
+  EXPECT_EQ(k.sync_dmabuf(plain.handle, uapi::kSyncToDevice), EINVAL);  // not an import
+  EXPECT_EQ(k.stats().syncs, 1u);
+  ::close(fd);
+}
+
+TEST(SimKernelDriver, SyncAndDestroySwitchToTheBuffersDomain) {
+  SimKernel k;
+  auto b0 = create_req(4096, 0, uapi::kMemIommu | uapi::kMemCacheable);
+  ASSERT_EQ(k.mem_create(b0), 0);
+  auto b2 = create_req(4096, 2, uapi::kMemIommu | uapi::kMemCacheable);
+  ASSERT_EQ(k.mem_create(b2), 0);  // switch 1: to domain 2
+  uapi::MemSync s{uapi::kSyncToDevice, 0, b0.obj_addr, 0, 4096};
+  ASSERT_EQ(k.mem_sync(s), 0);  // switch 2: back to 0
+  EXPECT_EQ(k.stats().active_domain, 0u);
+  uapi::MemDestroy d{b2.handle, 0, b2.obj_addr};
+  ASSERT_EQ(k.mem_destroy(d), 0);  // switch 3: to 2
+  EXPECT_EQ(k.stats().active_domain, 2u);
+  EXPECT_EQ(k.stats().domain_switches, 3u);
+}
+
+TEST(SimKernelDriver, AutoMaskRunsOnTheSchedulersCoreAndReportsIt) {
+  SubmitFixture f;
+  auto s = f.job(0, 0);
+  for (auto& sub : s.subcore_task) sub = {3, 1};
+  s.subcore_task[0] = {1, 1};  // the least-loaded (idle) core 0 reads subcore_task[0]
+  EXPECT_EQ(f.k.submit(s), EFAULT);
+  EXPECT_NE(f.k.describe_last_fault().find("0x20000"), std::string::npos) << f.k.describe_last_fault();
+  EXPECT_NE(f.k.describe_last_fault().find("core 0"), std::string::npos);
+  EXPECT_EQ(s.core_mask, 1u);  // the driver writes the chosen core's mask into the job's args
+}
+
+TEST(SimKernelDriver, JobsThatWouldNotFinishTimeOut) {
+  SubmitFixture f;
+  // A regcmd buffer of zeros: the PC fetches no-ops and never reaches OPERATION_ENABLE.
+  auto r = create_req(4096, 0);
+  ASSERT_EQ(f.k.mem_create(r), 0);
+  f.tasks[0].regcmd_addr = r.dma_addr;
+  auto s = f.job(0, 1);
+  EXPECT_EQ(f.k.submit(s), ETIMEDOUT);
+  EXPECT_EQ(f.k.stats().timeouts, 1u);
+  EXPECT_NE(f.k.describe_last_fault().find("short fetch"), std::string::npos) << f.k.describe_last_fault();
 }
 
 }  // namespace

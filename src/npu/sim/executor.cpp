@@ -1,126 +1,131 @@
-// The simulated NPU core. Per task: fetch the register commands through the address space, decode
-// and validate them (regcmd_decode.h), check the PC chain against the task list, then run the matmul
-// on the CPU reading A and B in their native layouts and writing C in its native layout.
-//
-// Arithmetic: int8 × int8 products summed exactly in int32, k ascending. fp16 inputs are widened to
-// f32 and each output is one f32 sum, k ascending from 0 within the task (the board's adder tree
-// order is not documented; results agree within fp16-input rounding, not bit for bit).
 #include "npu/sim/executor.h"
 
+#include <cstdio>
 #include <cstring>
-#include <vector>
 
-#include "core/error.h"
-#include "core/fp16.h"
-#include "npu/layout.h"
-#include "npu/registers.h"
-#include "npu/sim/regcmd_decode.h"
+#include "npu/sim/job_failure.h"
+#include "npu/sim/matmul_unit.h"
 
 namespace ork::npu::sim {
 
 namespace {
 
-constexpr uint32_t kMaxTaskEntries = 4096;  // far above any documented task; guards the fetch
+constexpr uint32_t kPcDataExtraAmount = 4;  // RKNPU_PC_DATA_EXTRA_AMOUNT (rknpu_job.c)
+constexpr uint32_t kPcDataAmountScale = 2;  // pc_data_amount_scale of the RK3588 config
+constexpr uint32_t kInterruptsRaised = 0x3ff;  // PC.INTERRUPT_MASK bits 0-9: CNA, CORE, DPU (XML)
+constexpr uint32_t kOpEnableMatmul = 0x0d;     // the board-tested value (mtx512, happyme531)
+constexpr uint32_t kMaxFetchEntries = 1u << 17;  // PC_DATA_AMOUNT is 16 bits: (amount + 1) · 2
 
-void run_i8(const MatmulTaskDesc& t, const uint8_t* a, const uint8_t* b, uint8_t* c) {
-  const int64_t m = t.m, k = t.k, n = t.n;
-  // Gather the native blocks into row-major copies so the inner loop is a contiguous dot product.
-  std::vector<int8_t> ar(size_t(m * k)), br(size_t(n * k));
-  unpack_a(Dtype::kI8, a, m, k, m, k, ar.data(), k);
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t kk = 0; kk < k; ++kk)
-      br[size_t(r * k + kk)] = int8_t(b[b_index_in_segment(r, kk, k, Dtype::kI8)]);
-  std::vector<int32_t> out(size_t(m * n));
-  for (int64_t i = 0; i < m; ++i) {
-    const int8_t* ai = ar.data() + i * k;
-    for (int64_t j = 0; j < n; ++j) {
-      const int8_t* bj = br.data() + j * k;
-      int32_t s = 0;
-      for (int64_t kk = 0; kk < k; ++kk) s += int32_t(ai[kk]) * int32_t(bj[kk]);
-      out[size_t(i * n + j)] = s;
-    }
-  }
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      const int32_t val = out[size_t(i * n + j)];
-      std::memcpy(c + c_index(i, j, m) * 4, &val, 4);
-    }
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
 }
 
-void run_f16(const MatmulTaskDesc& t, const uint8_t* a, const uint8_t* b, uint8_t* c) {
-  const int64_t m = t.m, k = t.k, n = t.n;
-  std::vector<float> ar(size_t(m * k)), br(size_t(n * k));
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t kk = 0; kk < k; ++kk) {
-      uint16_t h;
-      std::memcpy(&h, a + a_index(i, kk, m, Dtype::kF16) * 2, 2);
-      ar[size_t(i * k + kk)] = f16_to_f32(h);
+struct TaskTail {
+  bool next_addr_written = false;
+  uint32_t next_addr = 0;
+  uint32_t next_amount = 0;
+};
+
+// Applies one fetched stream to the core; returns what its tail announced. Runs the matmul when
+// OPERATION_ENABLE arrives.
+TaskTail run_stream(AddressSpace& space, RegisterFile& regs, const std::vector<uint64_t>& entries,
+                    const std::string& where, ExecStats& stats) {
+  TaskTail tail;
+  CnaLatch latch;
+  bool marker = false, enabled = false;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const uint64_t raw = entries[i];
+    const HwEntry e = split_entry(raw);
+    if (enabled) {
+      throw Timeout(str_cat(where, ": the PC fetched ", entries.size(), " entries but OPERATION_ENABLE is entry ",
+                            i - 1, ": over-long fetch (the announced amount does not match the task)"));
     }
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t kk = 0; kk < k; ++kk) {
-      uint16_t h;
-      std::memcpy(&h, b + b_index_in_segment(r, kk, k, Dtype::kF16) * 2, 2);
-      br[size_t(r * k + kk)] = f16_to_f32(h);
+    if (e.target == 0) continue;  // no-op entry
+    if (e.target == target::kPcMarker) {
+      marker = true;
+      continue;
     }
-  for (int64_t i = 0; i < m; ++i) {
-    const float* ai = ar.data() + i * k;
-    for (int64_t j = 0; j < n; ++j) {
-      const float* bj = br.data() + j * k;
-      float s = 0.0f;
-      for (int64_t kk = 0; kk < k; ++kk) s += ai[kk] * bj[kk];
-      std::memcpy(c + c_index(i, j, m) * 4, &s, 4);
+    if (e.target == target::kPcEnable) {
+      if (e.offset != 0x0008) {
+        throw Unmodelled(str_cat(where, ": entry ", i, ": PC operation target with offset ", hex(e.offset)));
+      }
+      if (!marker) {
+        throw Timeout(str_cat(where, ": entry ", i, ": OPERATION_ENABLE without the 0x0041 pre-enable marker"));
+      }
+      if (e.value != kOpEnableMatmul) {
+        throw Unmodelled(str_cat(where, ": OPERATION_ENABLE = ", hex(e.value), " (the simulator runs ",
+                                 hex(kOpEnableMatmul), " tasks)"));
+      }
+      const MatmulConfig cfg = configure(regs, latch, where);
+      compute(space, cfg);
+      stats.tasks += 1;
+      stats.macs += cfg.macs();
+      enabled = true;
+      continue;
+    }
+    Hw r;
+    if (!find_hw(e.target, e.offset, &r)) {
+      throw Unmodelled(str_cat(where, ": entry ", i, ": register ", hex(e.offset), " of target ",
+                               hex(e.target), " is not modelled"));
+    }
+    regs.write(r, e.value);
+    if (r == Hw::PC_BASE_ADDRESS) {
+      if ((e.value & 0xf) != 0) {
+        throw Unmodelled(str_cat(where, ": PC_BASE_ADDRESS = ", hex(e.value), ": PC_SEL or reserved bits set"));
+      }
+      tail.next_addr_written = true;
+      tail.next_addr = e.value;
+    } else if (r == Hw::PC_REGISTER_AMOUNTS) {
+      tail.next_amount = e.value & 0xffff;
+    } else if (r == Hw::CNA_CONV_CON1 && !latch.taken) {
+      latch.taken = true;
+      const auto at = [&](Hw h) { return regs.value[size_t(h)]; };
+      const auto known = [&](Hw h) { return bool(regs.written[size_t(h)]); };
+      latch.cbuf_con0 = at(Hw::CNA_CBUF_CON0), latch.cbuf_con0_written = known(Hw::CNA_CBUF_CON0);
+      latch.dcomp_regnum = at(Hw::CNA_DCOMP_REGNUM), latch.dcomp_regnum_written = known(Hw::CNA_DCOMP_REGNUM);
+      latch.dcomp_ctrl = at(Hw::CNA_DCOMP_CTRL), latch.dcomp_ctrl_written = known(Hw::CNA_DCOMP_CTRL);
     }
   }
+  if (!enabled) {
+    throw Timeout(str_cat(where, ": the PC fetched ", entries.size(),
+                          " entries and found no OPERATION_ENABLE: short fetch (the task never starts)"));
+  }
+  return tail;
 }
 
 }  // namespace
 
-ExecStats execute_tasks(AddressSpace& space, const uapi::Task* tasks, uint32_t count) {
+ExecStats execute_tasks(AddressSpace& space, RegisterFile& regs, uint32_t core, const uapi::Task* first,
+                        uint32_t count, std::vector<FetchRecord>* fetched) {
   ExecStats stats;
-  DecodedTask prev;
-  for (uint32_t ti = 0; ti < count; ++ti) {
-    const uapi::Task& task = tasks[ti];
-    const std::string where = str_cat("task ", ti);
-    ORK_CHECK(task.regcfg_amount > 0, where, ": regcfg_amount is 0");
-    ORK_CHECK(task.regcfg_amount + reg::kPcTailEntries <= kMaxTaskEntries, where, ": regcfg_amount ",
-              task.regcfg_amount, " exceeds ", kMaxTaskEntries - reg::kPcTailEntries);
-    ORK_CHECK(task.enable_mask == reg::kTaskEnableMask, where, ": enable_mask 0x", std::hex,
-              task.enable_mask, "; the simulator runs PC|CNA|DPU tasks (0x", reg::kTaskEnableMask, ")");
-    ORK_CHECK((task.int_mask & reg::kTaskIntMask) != 0, where, ": int_mask 0x", std::hex,
-              task.int_mask, " waits for no DPU interrupt; the job would never complete");
-    ORK_CHECK(task.regcmd_addr % 16 == 0, where, ": regcmd_addr 0x", std::hex, task.regcmd_addr,
-              " is not 16-byte aligned");
-    if (ti > 0) {
-      // On the board the PC follows the tail of the previous task: it must lead here.
-      ORK_CHECK(prev.chained, "task ", ti - 1, ": its PC tail ends the chain but task ", ti,
-                " follows in the same core's range");
-      ORK_CHECK(prev.next_addr == task.regcmd_addr, "task ", ti - 1, ": PC_BASE_ADDRESS 0x", std::hex,
-                prev.next_addr, " is not task ", std::dec, ti, "'s regcmd_addr 0x", std::hex,
-                task.regcmd_addr);
-      const uint32_t want = pc_chain_amount(task.regcfg_amount + reg::kPcTailEntries);
-      ORK_CHECK(prev.next_amount == want, "task ", ti - 1, ": PC_REGISTER_AMOUNTS ", prev.next_amount,
-                " does not match task ", ti, "'s regcfg_amount ", task.regcfg_amount, " (expected ",
-                want, ")");
+  if (count == 0) return stats;
+  // The driver programs the first fetch from the first task only.
+  uint64_t addr = first[0].regcmd_addr;
+  uint32_t amount = (first[0].regcfg_amount + kPcDataExtraAmount + kPcDataAmountScale - 1) / kPcDataAmountScale - 1;
+  for (uint32_t t = 0; t < count; ++t) {
+    const std::string where = str_cat("core ", core, " task ", t);
+    const uint32_t entries = (amount + 1) * kPcDataAmountScale;
+    if (entries > kMaxFetchEntries) throw Timeout(str_cat(where, ": fetch amount ", amount, " out of range"));
+    const uint8_t* raw = space.resolve(addr, uint64_t(entries) * 8);
+    std::vector<uint64_t> stream(entries);
+    std::memcpy(stream.data(), raw, size_t(entries) * 8);
+    if (fetched) fetched->push_back({core, t, addr, stream});
+    const TaskTail tail = run_stream(space, regs, stream, where, stats);
+    if (t + 1 < count) {
+      if (!tail.next_addr_written || tail.next_addr == 0) {
+        throw Timeout(str_cat(where, ": its stream names no next PC_BASE_ADDRESS but the core has ",
+                              count - t - 1, " more task(s): the PC stops, the job never completes"));
+      }
+      addr = tail.next_addr;
+      amount = tail.next_amount;
     }
-    const uint32_t entries = task.regcfg_amount + reg::kPcTailEntries;
-    const uint8_t* raw = space.resolve(task.regcmd_addr, uint64_t(entries) * 8);
-    std::vector<uint64_t> cmds(entries);
-    std::memcpy(cmds.data(), raw, size_t(entries) * 8);
-    const DecodedTask d = decode_matmul_regcmd(cmds.data(), entries, where);
-    if (ti + 1 == count) {
-      ORK_CHECK(!d.chained, where, ": the last task of the range chains to 0x", std::hex, d.next_addr);
-    }
-    const MatmulTaskDesc& op = d.op;
-    const uint8_t* a = space.resolve(op.a_addr, op.a_bytes());
-    const uint8_t* b = space.resolve(op.b_addr, op.b_bytes());
-    uint8_t* c = space.resolve(op.c_addr, op.c_bytes());
-    if (op.dtype == Dtype::kI8)
-      run_i8(op, a, b, c);
-    else
-      run_f16(op, a, b, c);
-    stats.tasks += 1;
-    stats.macs += uint64_t(op.m) * op.n * op.k;
-    prev = d;
+  }
+  const uint32_t want = first[count - 1].int_mask;
+  if (want == 0 || (want & ~kInterruptsRaised) != 0) {
+    throw Timeout(str_cat("core ", core, ": the last task's int_mask ", hex(want),
+                          " waits for interrupts a matmul task never raises"));
   }
   return stats;
 }

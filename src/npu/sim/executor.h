@@ -1,12 +1,25 @@
-// The simulated NPU core: executes submitted tasks by decoding their register command streams.
-//
-// Implemented by the matmul side of src/npu (the register meanings live in one table there); called
-// by SimKernel's SUBMIT for each core's range of tasks, with the active domain's address space.
+// The simulated NPU core's program counter (PC): runs one core's share of a job the way the vendor
+// driver programs it and the PC then proceeds (rknpu_job.c rknpu_job_subcore_commit_pc; TRM §36.4):
+//   - the driver writes the FIRST task's regcmd_addr and PC_DATA_AMOUNT =
+//     (regcfg_amount + 4 + 1) / 2 − 1 (RKNPU_PC_DATA_EXTRA_AMOUNT 4, pc_data_amount_scale 2), and the
+//     task count; the PC fetches (amount + 1) · 2 entries from that address;
+//   - every LATER task is fetched from the PC_BASE_ADDRESS / PC_REGISTER_AMOUNTS that the previous
+//     task's stream wrote — the task array's regcmd_addr and regcfg_amount of tasks 2..n are never
+//     read by the hardware;
+//   - the PC applies the fetched entries in order to the core's register file; the 0x0041 marker must
+//     precede PC_OPERATION_ENABLE, which starts the task; a fetch that ends before OPERATION_ENABLE
+//     (short) or holds entries after it (over-long), or a missing next address, leaves the job
+//     unfinished: Timeout;
+//   - the job completes when the last task raises the interrupts of its int_mask (the driver waits
+//     for the last task's mask); a CNA+CORE+DPU task raises bits 0–9.
+// Register state persists in the core's RegisterFile across tasks and jobs.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "npu/sim/address_space.h"
+#include "npu/sim/hw_registers.h"
 #include "npu/uapi.h"
 
 namespace ork::npu::sim {
@@ -16,11 +29,17 @@ struct ExecStats {
   uint64_t macs = 0;  // multiply-accumulates performed
 };
 
-// Runs `count` tasks on one core, in order: for each task, reads its register commands
-// (task.regcmd_addr, task.regcfg_amount entries plus the PC tail) through `space`, checks that the
-// stream is one the simulator understands (unknown targets/registers or inconsistent fields → ork::Error
-// naming the task index and register), and performs the operation, reading and writing operands
-// through `space` (so an unmapped or out-of-buffer address throws sim::Fault).
-ExecStats execute_tasks(AddressSpace& space, const uapi::Task* tasks, uint32_t count);
+// What the PC fetched for one task (for `ork probe regcmd` tests and debugging).
+struct FetchRecord {
+  uint32_t core = 0;
+  uint32_t index = 0;     // task index within the core's range
+  uint64_t address = 0;   // where it was fetched from
+  std::vector<uint64_t> entries;
+};
+
+// Runs `count` tasks starting at `first` on core `core`. Throws Fault (unmapped address), Timeout
+// or Unmodelled (job_failure.h), naming the task. Appends to `fetched` when not null.
+ExecStats execute_tasks(AddressSpace& space, RegisterFile& regs, uint32_t core, const uapi::Task* first,
+                        uint32_t count, std::vector<FetchRecord>* fetched = nullptr);
 
 }  // namespace ork::npu::sim

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "npu/sim/executor.h"
+#include "npu/sim/job_failure.h"
 
 namespace ork::npu::sim {
 
@@ -31,9 +32,18 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
-// Index into subcore_task[] of core `core` for a job on `mask` (0 = AUTO, run on core 0): with all
-// three cores core i reads subcore_task[i + 2], with one or two, subcore_task[i].
+// Index into subcore_task[] of core `core` for a job on `mask`: with all three cores core i reads
+// subcore_task[i + 2], with one or two (and AUTO, which becomes one), subcore_task[i].
 uint32_t subcore_index(uint32_t mask, uint32_t core) { return mask == 7 ? core + 2 : core; }
+
+// rknpu_schedule_core_index: the core with the fewest queued tasks, the lowest index on a tie. The
+// simulator runs one job at a time, so every queue is empty when a job is scheduled.
+uint32_t schedule_auto_core(const std::array<uint64_t, 3>& queued, uint32_t cores) {
+  uint32_t best = 0;
+  for (uint32_t i = 1; i < cores; ++i)
+    if (queued[best] > queued[i]) best = i;
+  return best;
+}
 
 bool fits(uint64_t start, uint64_t count, uint64_t element, uint64_t capacity_bytes) {
   uint64_t end = 0, bytes = 0;
@@ -225,6 +235,11 @@ int SimKernel::create_locked(uapi::MemCreate& c, int fd) {
   b.iova = *iova;
   b.obj_addr = kObjBase + uint64_t(b.handle) * kObjStride;
   b.host = static_cast<uint8_t*>(host);
+  if (fd >= 0) {
+    // rknpu_gem_prime_import_sg_table records only (NON_)CONTIGUOUS for an import: never CACHEABLE.
+    b.imported = true;
+    b.flags = uapi::kMemNonContiguous;
+  }
   d.by_iova.emplace(b.iova, b.handle);
   buffers_.emplace(b.handle, b);
 
@@ -260,6 +275,7 @@ int SimKernel::mem_destroy(uapi::MemDestroy& d) {
   const auto it = buffers_.find(d.handle);
   if (it == buffers_.end()) return EINVAL;
   if (d.obj_addr != 0 && d.obj_addr != it->second.obj_addr) return EINVAL;
+  switch_to(it->second.domain);  // rknpu_gem_destroy_ioctl switches to the object's domain
   account_unmapped(it->second);
   release(it->second);
   buffers_.erase(it);
@@ -273,8 +289,21 @@ int SimKernel::mem_sync(uapi::MemSync& s) {
   if (s.flags == 0 || (s.flags & ~uint32_t(uapi::kSyncToDevice | uapi::kSyncFromDevice)) != 0) return EINVAL;
   const SimBuffer* b = find_by_obj(s.obj_addr);
   if (b == nullptr) return EINVAL;
+  // rknpu_gem_sync_ioctl: "if (!(rknpu_obj->flags & RKNPU_MEM_CACHEABLE)) return -EINVAL".
+  if ((b->flags & uapi::kMemCacheable) == 0) return EINVAL;
+  switch_to(b->domain);  // and it switches to the object's domain first
   if (s.offset > b->size || s.size > b->size - s.offset) return EINVAL;
   // Host memory is the device memory here: nothing to flush or invalidate.
+  stats_.syncs++;
+  return 0;
+}
+
+int SimKernel::sync_dmabuf(uint32_t handle, uint32_t flags) {
+  std::lock_guard lock(mutex_);
+  if (closed_) return EBADF;
+  const auto it = buffers_.find(handle);
+  if (it == buffers_.end() || !it->second.imported) return EINVAL;
+  if (flags == 0 || (flags & ~uint32_t(uapi::kSyncToDevice | uapi::kSyncFromDevice)) != 0) return EINVAL;
   stats_.syncs++;
   return 0;
 }
@@ -291,39 +320,48 @@ int SimKernel::submit(uapi::Submit& s) {
   const SimBuffer* tasks = find_by_obj(s.task_obj_addr);
   if (tasks == nullptr || (tasks->flags & uapi::kMemKernelMapping) == 0) return EINVAL;
   if (!fits(s.task_start, s.task_number, sizeof(uapi::Task), tasks->size)) return EINVAL;
-  const uint32_t run_mask = mask == 0 ? 1u : mask;
+  const std::array<uint64_t, 3> queued{};  // one job at a time: nothing queued when this one comes
+  const uint32_t run_mask = mask == 0 ? 1u << schedule_auto_core(queued, options_.cores) : mask;
   for (uint32_t core = 0; core < 3; ++core) {
     if ((run_mask & (1u << core)) == 0) continue;
-    const uapi::SubcoreTask& sub = s.subcore_task[subcore_index(mask, core)];
+    const uapi::SubcoreTask& sub = s.subcore_task[subcore_index(run_mask, core)];
     if (sub.task_number == 0 || !fits(sub.task_start, sub.task_number, sizeof(uapi::Task), tasks->size)) {
       return EINVAL;
     }
   }
   switch_to(s.iommu_domain_id);
+  s.core_mask = run_mask;  // the driver writes the chosen core's mask into the job's args
   return run_submit(s, *tasks);
 }
 
 int SimKernel::run_submit(uapi::Submit& s, const SimBuffer& tasks) {
   const auto start = std::chrono::steady_clock::now();
-  const uint32_t mask = s.core_mask;
-  const uint32_t run_mask = mask == 0 ? 1u : mask;
+  const uint32_t run_mask = s.core_mask;
   const auto* task_array = reinterpret_cast<const uapi::Task*>(tasks.host);
   ActiveSpace space(*this, stats_.active_domain);
   uint64_t done = 0;
+  last_fetches_.clear();
   for (uint32_t core = 0; core < 3; ++core) {
     if ((run_mask & (1u << core)) == 0) continue;
-    const uapi::SubcoreTask& sub = s.subcore_task[subcore_index(mask, core)];
+    const uapi::SubcoreTask& sub = s.subcore_task[subcore_index(run_mask, core)];
+    const std::string range =
+        str_cat(" (core ", core, ", tasks ", sub.task_start, "..", uint64_t(sub.task_start) + sub.task_number - 1, ")");
     try {
-      done += execute_tasks(space, task_array + sub.task_start, sub.task_number).tasks;
+      const uint64_t n = execute_tasks(space, core_regs_[core], core, task_array + sub.task_start,
+                                       sub.task_number, &last_fetches_).tasks;
+      done += n;
+      stats_.core_tasks[core] += n;
     } catch (const Fault& f) {
       stats_.faults++;
-      last_fault_ = str_cat(f.what(), " (core ", core, ", tasks ", sub.task_start, "..",
-                            uint64_t(sub.task_start) + sub.task_number - 1, ")");
+      last_fault_ = str_cat(f.what(), range);
       return EFAULT;
+    } catch (const Timeout& e) {
+      stats_.timeouts++;
+      last_fault_ = str_cat("job timed out: ", e.what(), range);
+      return ETIMEDOUT;
     } catch (const Error& e) {
-      // A command stream the simulated core does not accept: on the board the job would not
-      // complete. Reported as EIO with the reason.
-      last_fault_ = str_cat("task rejected on core ", core, ": ", e.what());
+      // Unmodelled: the simulator cannot say what the board would do with this stream.
+      last_fault_ = str_cat("task rejected: ", e.what(), range);
       return EIO;
     }
   }
@@ -354,6 +392,11 @@ int SimKernel::munmap(void* address, uint64_t size) { return address == nullptr 
 std::string SimKernel::describe_last_fault() const {
   std::lock_guard lock(mutex_);
   return last_fault_;
+}
+
+std::vector<FetchRecord> SimKernel::last_fetches() const {
+  std::lock_guard lock(mutex_);
+  return last_fetches_;
 }
 
 SimStats SimKernel::stats() const {

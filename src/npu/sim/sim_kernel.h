@@ -2,12 +2,20 @@
 // docs/hardware.md), over host memory. It models what matters to memory management above it:
 //   - per-domain IOVA spaces (IovaAllocator: 64 MiB buffers fail at #63 with EFAULT, > half the
 //     window never maps), ids 0..15, a domain created on first use;
-//   - one live domain for the device, switched (and counted) when a create, submit or
-//     SET_IOMMU_DOMAIN_ID names another;
+//   - one live domain for the device, switched (and counted) when a create, sync, destroy, submit
+//     or SET_IOMMU_DOMAIN_ID names another (rknpu_gem.c / rknpu_job.c call
+//     rknpu_iommu_domain_get_and_switch in each);
+//   - MEM_SYNC only on buffers created CACHEABLE: EINVAL otherwise, and so for every import (the
+//     driver gives imports only NON_CONTIGUOUS/CONTIGUOUS, rknpu_gem_prime_import_sg_table); an
+//     import is synced through its dma-buf instead (sync_dmabuf);
 //   - buffers not destroyed stay mapped until close() (the fd closing; also done by the destructor);
-//   - SUBMIT validated as the driver does, then each core's tasks run through sim::execute_tasks with
-//     an address space of the ACTIVE domain only: a task that touches anything else faults (EFAULT,
-//     counted, described by describe_last_fault()).
+//   - SUBMIT validated as the driver does (AUTO, mask 0, runs on the least-loaded core, its
+//     subcore_task slot, and reports that core's mask back), then each core's tasks run through the
+//     PC model (sim::execute_tasks) on that core's persistent register file, with an address space of
+//     the ACTIVE domain only: a task that touches anything else faults (EFAULT); a job that would
+//     never finish on a board (short or over-long fetch, a configuration outside the board-verified
+//     envelope) returns ETIMEDOUT; one the simulator does not model, EIO — each described by
+//     describe_last_fault().
 // Imported buffers (import_fd) map the caller's memfd/dma-buf shared, so device and caller see the
 // same bytes. Buffer memory is otherwise anonymous MAP_NORESERVE memory: creating 63 x 64 MiB x 16 domains costs address
 // space, not RAM, until pages are written.
@@ -26,6 +34,8 @@
 #include <vector>
 
 #include "npu/kernel.h"
+#include "npu/sim/executor.h"
+#include "npu/sim/hw_registers.h"
 #include "npu/sim/iova_allocator.h"
 
 namespace ork::npu::sim {
@@ -56,8 +66,10 @@ struct SimStats {
   uint64_t domain_switches = 0;
   uint64_t submits = 0;          // submits that completed without error
   uint64_t faults = 0;           // submits failed by a sim::Fault
-  uint64_t syncs = 0;            // successful MEM_SYNC
+  uint64_t syncs = 0;            // successful MEM_SYNC and dma-buf syncs of imports
   uint64_t tasks = 0;            // tasks executed
+  uint64_t timeouts = 0;         // submits that would not finish on a board (ETIMEDOUT)
+  std::array<uint64_t, 3> core_tasks{};  // tasks executed per core
 };
 
 // What close() released: buffers that were never destroyed.
@@ -85,6 +97,9 @@ class SimKernel final : public Kernel {
   int mem_map(uapi::MemMap& m) override;
   int mem_destroy(uapi::MemDestroy& d) override;
   int mem_sync(uapi::MemSync& s) override;
+  // The CPU-access bracket of an imported buffer (DMA_BUF_IOCTL_SYNC on the board): EINVAL for a
+  // handle that is not an import.
+  int sync_dmabuf(uint32_t handle, uint32_t flags) override;
   int submit(uapi::Submit& s) override;
   // Returns the buffer's host memory itself (offset from MEM_MAP; size <= the buffer's size).
   // Valid until the buffer is destroyed or the kernel closed. munmap() of such a pointer is a no-op.
@@ -98,6 +113,8 @@ class SimKernel final : public Kernel {
   SimLeakReport close();
 
   SimStats stats() const;
+  // What the PC fetched in the last submit, task by task (empty before the first).
+  std::vector<FetchRecord> last_fetches() const;
   const SimOptions& options() const { return options_; }
 
  private:
@@ -109,6 +126,7 @@ class SimKernel final : public Kernel {
     uint64_t iova = 0;
     uint64_t obj_addr = 0;
     uint8_t* host = nullptr;
+    bool imported = false;
   };
   struct Domain {
     explicit Domain(uint64_t window) : iova(window) {}
@@ -134,6 +152,8 @@ class SimKernel final : public Kernel {
   std::unordered_map<uint32_t, SimBuffer> buffers_;  // by handle
   SimStats stats_;
   std::string last_fault_;
+  std::array<RegisterFile, 3> core_regs_{};  // register state per core, kept from job to job
+  std::vector<FetchRecord> last_fetches_;
 };
 
 }  // namespace ork::npu::sim
