@@ -116,6 +116,46 @@ TEST_F(Cli, ProbesOnTheSimulator) {
   EXPECT_NE(small.out.find("\"buffers\":3,"), std::string::npos) << small.out;  // 256 MiB: slot 0 holds page 0
 }
 
+TEST_F(Cli, ProbeRegcmdPrintsTasksAndEntries) {
+  const Result j = run_ork("probe regcmd --dtype i8 -m 4 -k 64 -n 32 --addr-a 0x1000 --addr-b 0x2000 "
+                           "--addr-c 0x3000 --addr-regcmd 0x4000 --json", dir_);
+  ASSERT_EQ(j.status, 0) << j.err;
+  EXPECT_EQ(j.out.rfind("{\"dtype\":\"i8\",\"m\":4,\"k\":64,\"n\":32,\"tasks\":[{\"core\":0,\"index\":0,"
+                        "\"regcfg_amount\":108,\"enable_mask\":13,\"int_mask\":768,"
+                        "\"regcmd_addr\":\"0x0000000000004000\",\"regcmd\":[\"0x0201000000b11040\",", 0), 0u)
+      << j.out.substr(0, 300);
+  EXPECT_NE(j.out.find("\"0x0201000010001070\""), std::string::npos);  // CNA_FEATURE_DATA_ADDR = 0x1000
+  EXPECT_NE(j.out.find("\"0x00810000000d0008\"]}]}"), std::string::npos);  // OPERATION_ENABLE ends it
+  const Result text = run_ork("probe regcmd -m 64 -k 8300 -n 96 --cores 3", dir_);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("task core=2 index=0"), std::string::npos);
+  EXPECT_NE(text.out.find("PC_REGISTER_AMOUNTS"), std::string::npos);
+  for (const char* bad : {"probe regcmd -m 4 -k 64", "probe regcmd -m 4 -k 64 -n 32 --dtype i4",
+                          "probe regcmd -m 4 -k 64 -n 32 --addr-a 0x1001", "probe regcmd -m 4 -k 64 -n 32 --addr-c zz",
+                          "probe regcmd -m 0 -k 64 -n 32"}) {
+    const Result r = run_ork(bad, dir_);
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << bad << ": " << r.err;
+  }
+}
+
+TEST_F(Cli, ProbeReportWritesOneJsonFile) {
+  const std::string path = dir_.file("report.json");
+  const Result r = run_ork("probe report --device sim --sim-window-mb 256 -o " + path, dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(path);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* key : {"\"ork_version\":", "\"device\":{\"name\":\"sim\",\"simulated\":true",
+                          "\"probes\":{\"matmul\":{\"passed\":", "\"failed\":0", "\"dma\":{", "\"stream\":{",
+                          "\"kernel_log\":"}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key << " in " << json.substr(0, 400);
+  }
+  EXPECT_EQ(json.back(), '\n');
+  const Result bad = run_ork("probe report --device sim -o /nonexistent-dir/r.json", dir_);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("/nonexistent-dir/r.json"), std::string::npos) << bad.err;
+}
+
 // Bad input: one clear line on stderr naming what is wrong, a non-zero exit, never a crash.
 struct BadCase {
   const char* args;  // {M} is replaced by the model path, {D} by the temp dir
