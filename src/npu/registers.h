@@ -309,7 +309,8 @@ constexpr uint32_t kPrecisionFp16 = 2;
 constexpr uint32_t kPrecisionInt32 = 4;
 constexpr uint32_t kPrecisionFp32 = 5;
 
-// PC_OPERATION_ENABLE value of a matmul task: PC | CNA | DPU [MTX PC_ENABLE*; facts: enable 0xD].
+// PC_OPERATION_ENABLE value of a matmul task: 0xD, the value mtx512 and happyme531 ran on boards
+// (mtx512 names the bits PC | CNA | DPU; the TRM bit order and happyme531 disagree: docs/hardware.md).
 constexpr uint32_t kOpEnableMatmul = 0x0d;
 // uapi::Task fields of a matmul task [MTX tests/matmul_int8.c].
 constexpr uint32_t kTaskEnableMask = 0x0d;

@@ -1,6 +1,8 @@
 #include "npu/device.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -319,6 +321,31 @@ TEST(Device, FormatBytes) {
   EXPECT_EQ(format_bytes(12 * 1024), "12 KiB");
   EXPECT_EQ(format_bytes(100), "100 bytes");
   EXPECT_EQ(format_bytes(0), "0 bytes");
+}
+
+}  // namespace
+}  // namespace ork::npu
+
+namespace ork::npu {
+namespace {
+
+TEST(DeviceDriver, SyncAndReleaseSwitchDomainsAndImportsSyncThroughTheDmaBuf) {
+  auto dev = Device::open_sim({});
+  Buffer a = dev->alloc(4096, 0);
+  Buffer b = dev->alloc(4096, 3);    // switch to 3
+  a.sync_to_device();                // MEM_SYNC switches back to 0
+  b.reset();                         // MEM_DESTROY switches to 3
+  const int fd = ::memfd_create("ork-import", 0);
+  ASSERT_EQ(::ftruncate(fd, 8192), 0);
+  Buffer imp = dev->import_fd(fd, 8192, 1);  // switch to 1
+  Buffer view = imp.view(4096, 4096);
+  view.sync_to_device();             // no MEM_SYNC (the driver refuses imports): the dma-buf's sync
+  imp.sync_from_device();
+  ::close(fd);
+  const Counters c = dev->counters();
+  EXPECT_EQ(c.domain_switches, 4u);
+  EXPECT_EQ(c.syncs, 3u);
+  expect_counters_agree(*dev);
 }
 
 }  // namespace
