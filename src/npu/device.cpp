@@ -27,6 +27,8 @@ DeviceOptions DeviceOptions::from_env() {
   o.sim_window_bytes = uint64_t(env_int("ORK_SIM_WINDOW_MB", int64_t(o.sim_window_bytes >> 20), 1, 4096)) << 20;
   o.sim_domains = uint32_t(env_int("ORK_SIM_DOMAINS", o.sim_domains, 1, uapi::kMaxDomains));
   o.sim_cores = uint32_t(env_int("ORK_SIM_CORES", o.sim_cores, 1, 3));
+  o.board_profile = env_string("ORK_BOARD_PROFILE").value_or("");
+  o.sim_timing_only = env_flag("ORK_SIM_TIMING_ONLY", false);
   return o;
 }
 
@@ -127,16 +129,20 @@ std::unique_ptr<Device> Device::open_sim(const sim::SimOptions& options) {
 }
 
 std::unique_ptr<Device> Device::open(const DeviceOptions& options) {
-  if (options.kind == "sim") {
-    return open_sim({options.sim_window_bytes, options.sim_domains, options.sim_cores});
+  const sim::SimOptions sim_options{options.sim_window_bytes, options.sim_domains, options.sim_cores,
+                                    sim::load_board_profile(options.board_profile), options.sim_timing_only};
+  if (options.sim_timing_only && options.kind != "npu") {
+    log::warn("simulated NPU in timing-only mode: matmul results are not computed, so every output is "
+              "meaningless; only the modeled board time counts");
   }
+  if (options.kind == "sim") return open_sim(sim_options);
   if (options.kind != "npu" && options.kind != "auto") {
     fail("unknown NPU device kind '", options.kind, "' (expected npu, sim or auto)");
   }
   std::unique_ptr<DrmKernel> drm = DrmKernel::open_default();
   if (!drm) {
     if (options.kind == "npu") fail(kNoNpu);
-    return open_sim({options.sim_window_bytes, options.sim_domains, options.sim_cores});
+    return open_sim(sim_options);
   }
   Capabilities caps;
   caps.name = drm->name();

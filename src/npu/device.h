@@ -23,8 +23,11 @@ struct DeviceOptions {
   uint64_t sim_window_bytes = uint64_t(4) << 30;
   uint32_t sim_domains = 16;
   uint32_t sim_cores = 3;
+  std::string board_profile;     // JSON profile of the board cost model ("": the built-in one)
+  bool sim_timing_only = false;  // the simulator models time but skips the arithmetic
 
-  // Defaults overridden by ORK_SIM_WINDOW_MB (1..4096), ORK_SIM_DOMAINS (1..16), ORK_SIM_CORES (1..3).
+  // Defaults overridden by ORK_SIM_WINDOW_MB (1..4096), ORK_SIM_DOMAINS (1..16), ORK_SIM_CORES (1..3),
+  // ORK_BOARD_PROFILE (a file), ORK_SIM_TIMING_ONLY (0/1).
   // A malformed or out-of-range value throws ork::Error naming the variable.
   static DeviceOptions from_env();
 };

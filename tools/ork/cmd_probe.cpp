@@ -123,6 +123,9 @@ int cmd_probe(const std::vector<std::string>& argv) {
   if (dopts.kind != "npu" && dopts.kind != "sim" && dopts.kind != "auto") {
     throw UsageError{"--device: '" + dopts.kind + "' is not one of npu, sim, auto"};
   }
+  if (dopts.sim_timing_only && which != "dma") {
+    throw UsageError{"--sim-timing-only skips the arithmetic: probe " + which + " needs it"};
+  }
   const auto device = npu::Device::open(dopts);
   const npu::Capabilities& caps = device->caps();
   if (!json) {

@@ -13,6 +13,9 @@ const std::vector<OptionSpec> kSimOptions = {
     {{"--sim-window-mb"}, true, "simulated IOVA window per domain in MiB (ORK_SIM_WINDOW_MB, default 4096)"},
     {{"--sim-domains"}, true, "simulated IOMMU domains (ORK_SIM_DOMAINS, default 16)"},
     {{"--sim-cores"}, true, "simulated NPU cores (ORK_SIM_CORES, default 3)"},
+    {{"--board-profile"}, true, "JSON parameters of the board cost model (ORK_BOARD_PROFILE; docs/board-model.md)"},
+    {{"--sim-timing-only"}, false, "simulated NPU: model the time, skip the arithmetic (outputs are meaningless; "
+                                   "ORK_SIM_TIMING_ONLY=1)"},
 };
 
 npu::DeviceOptions device_options(const Args& args, const std::string& def) {
@@ -22,6 +25,8 @@ npu::DeviceOptions device_options(const Args& args, const std::string& def) {
       uint64_t(args.get_int("--sim-window-mb", int64_t(o.sim_window_bytes >> 20), 1, 4096)) << 20;
   o.sim_domains = uint32_t(args.get_int("--sim-domains", o.sim_domains, 1, 16));
   o.sim_cores = uint32_t(args.get_int("--sim-cores", o.sim_cores, 1, 3));
+  o.board_profile = args.get_or("--board-profile", o.board_profile);
+  o.sim_timing_only = o.sim_timing_only || args.has("--sim-timing-only");
   return o;
 }
 

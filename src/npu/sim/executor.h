@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "npu/sim/address_space.h"
+#include "npu/sim/board_model.h"
 #include "npu/sim/hw_registers.h"
 #include "npu/uapi.h"
 
@@ -26,7 +27,8 @@ namespace ork::npu::sim {
 
 struct ExecStats {
   uint64_t tasks = 0;
-  uint64_t macs = 0;  // multiply-accumulates performed
+  uint64_t macs = 0;           // multiply-accumulates performed (or, timing only, modeled)
+  std::vector<TaskWork> work;  // per task, for the board cost model
 };
 
 // What the PC fetched for one task (for `ork probe regcmd` tests and debugging).
@@ -38,8 +40,10 @@ struct FetchRecord {
 };
 
 // Runs `count` tasks starting at `first` on core `core`. Throws Fault (unmapped address), Timeout
-// or Unmodelled (job_failure.h), naming the task. Appends to `fetched` when not null.
+// or Unmodelled (job_failure.h), naming the task. Appends to `fetched` when not null. `timing_only`:
+// everything is fetched, decoded and checked (operand addresses included), but the arithmetic is
+// skipped: outputs are left as they were.
 ExecStats execute_tasks(AddressSpace& space, RegisterFile& regs, uint32_t core, const uapi::Task* first,
-                        uint32_t count, std::vector<FetchRecord>* fetched = nullptr);
+                        uint32_t count, std::vector<FetchRecord>* fetched = nullptr, bool timing_only = false);
 
 }  // namespace ork::npu::sim

@@ -329,28 +329,31 @@ int SimKernel::submit(uapi::Submit& s) {
       return EINVAL;
     }
   }
+  const uint64_t switches_before = stats_.domain_switches;
   switch_to(s.iommu_domain_id);
   s.core_mask = run_mask;  // the driver writes the chosen core's mask into the job's args
-  return run_submit(s, *tasks);
+  return run_submit(s, *tasks, stats_.domain_switches != switches_before);
 }
 
-int SimKernel::run_submit(uapi::Submit& s, const SimBuffer& tasks) {
+int SimKernel::run_submit(uapi::Submit& s, const SimBuffer& tasks, bool switched) {
   const auto start = std::chrono::steady_clock::now();
   const uint32_t run_mask = s.core_mask;
   const auto* task_array = reinterpret_cast<const uapi::Task*>(tasks.host);
   ActiveSpace space(*this, stats_.active_domain);
   uint64_t done = 0;
   last_fetches_.clear();
+  std::array<std::vector<TaskWork>, 3> work;
   for (uint32_t core = 0; core < 3; ++core) {
     if ((run_mask & (1u << core)) == 0) continue;
     const uapi::SubcoreTask& sub = s.subcore_task[subcore_index(run_mask, core)];
     const std::string range =
         str_cat(" (core ", core, ", tasks ", sub.task_start, "..", uint64_t(sub.task_start) + sub.task_number - 1, ")");
     try {
-      const uint64_t n = execute_tasks(space, core_regs_[core], core, task_array + sub.task_start,
-                                       sub.task_number, &last_fetches_).tasks;
-      done += n;
-      stats_.core_tasks[core] += n;
+      ExecStats st = execute_tasks(space, core_regs_[core], core, task_array + sub.task_start, sub.task_number,
+                                   &last_fetches_, options_.timing_only);
+      done += st.tasks;
+      stats_.core_tasks[core] += st.tasks;
+      work[core] = std::move(st.work);
     } catch (const Fault& f) {
       stats_.faults++;
       last_fault_ = str_cat(f.what(), range);
@@ -365,6 +368,10 @@ int SimKernel::run_submit(uapi::Submit& s, const SimBuffer& tasks) {
       return EIO;
     }
   }
+  const JobCost cost = cost_job(options_.board, work, switched);
+  stats_.modeled_ns += cost.total_ns;
+  for (size_t c = 0; c < 3; ++c) stats_.modeled_core_busy_ns[c] += cost.core_busy_ns[c];
+  stats_.modeled_ddr_bytes += cost.ddr_bytes;
   stats_.submits++;
   stats_.tasks += done;
   s.task_counter = uint32_t(done);

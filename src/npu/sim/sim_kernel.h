@@ -44,6 +44,8 @@ struct SimOptions {
   uint64_t window_bytes = uint64_t(4) << 30;  // per domain; multiple of 4096 in [1 MiB, 4 GiB]
   uint32_t domains = 16;                      // usable ids 0..domains-1; 1..16
   uint32_t cores = 3;                         // 1..3
+  BoardProfile board;                         // the cost model's parameters (board_model.h)
+  bool timing_only = false;                   // skip the arithmetic: outputs are meaningless
 };
 
 // Ground truth of one domain, for tests and accounting cross-checks.
@@ -70,6 +72,11 @@ struct SimStats {
   uint64_t tasks = 0;            // tasks executed
   uint64_t timeouts = 0;         // submits that would not finish on a board (ETIMEDOUT)
   std::array<uint64_t, 3> core_tasks{};  // tasks executed per core
+  // Modeled board time (board_model.h) of the completed submits: the jobs' total, and per core the
+  // time it ran tasks; the DDR bytes the tasks moved.
+  double modeled_ns = 0;
+  std::array<double, 3> modeled_core_busy_ns{};
+  uint64_t modeled_ddr_bytes = 0;
 };
 
 // What close() released: buffers that were never destroyed.
@@ -142,7 +149,7 @@ class SimKernel final : public Kernel {
   void release(SimBuffer& b);  // IOVA and memory; caller erases
   void account_unmapped(const SimBuffer& b);
   int create_locked(uapi::MemCreate& c, int fd);  // fd < 0: anonymous memory
-  int run_submit(uapi::Submit& s, const SimBuffer& tasks);
+  int run_submit(uapi::Submit& s, const SimBuffer& tasks, bool switched);
 
   SimOptions options_;
   mutable std::mutex mutex_;

@@ -1,0 +1,147 @@
+// Board-model benchmark: the modeled RK3588 time of the NPU matmuls of one decoded token (M = 1) and
+// of a 128-token prefill, for models shaped like Qwen2.5-0.5B, Qwen2.5-1.5B, Phi-3-mini and
+// Llama-3-8B, w8a8 — beside RKLLM's published figures. Prints one JSON object.
+//
+// MODELED, not measured: the simulator in timing-only mode runs ork's real NPU path (task split,
+// register commands, one submit per matmul as ork submits today) and the board cost model
+// (src/npu/sim/board_model.h, docs/board-model.md) prices each job. Only the NPU matmuls are priced;
+// host work (norms, RoPE, attention, sampling, activation quantization) is not, so the tok/s are upper
+// bounds of today's submit pattern, not predictions of `ork run`.
+// Usage: board_model [--board-profile FILE]
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "core/json.h"
+#include "npu/device.h"
+#include "npu/matmul.h"
+
+using namespace ork;
+
+namespace {
+
+struct Shape {
+  const char* name;
+  int64_t hidden, layers, heads, kv_heads, head_dim, ff, vocab;
+  double rkllm_decode, rkllm_prefill;  // tok/s; prefill from TTFT at 128 tokens
+  const char* rkllm_source;
+};
+
+// Shapes from the models' published configs; RKLLM figures from airockchip/rknn-llm benchmark.md
+// (878f936; 128-token prompt, w8a8, RK3588) — Llama-3-8B from README 1a502afb (v1.1.0, 64-token
+// prompt, TTFT 1128 ms).
+const Shape kShapes[] = {
+    {"qwen2.5-0.5b", 896, 24, 14, 2, 64, 4864, 151936, 41.58, 128 / 0.1459, "rknn-llm benchmark.md 878f936 (Qwen2-0.5B)"},
+    {"qwen2.5-1.5b", 1536, 28, 12, 2, 128, 8960, 151936, 16.69, 128 / 0.37831, "rknn-llm benchmark.md 878f936"},
+    {"phi-3-mini", 3072, 32, 32, 32, 96, 8192, 32064, 7.45, 128 / 1.01728, "rknn-llm benchmark.md 878f936"},
+    {"llama-3-8b", 4096, 32, 32, 8, 128, 14336, 128256, 3.79, 64 / 1.128, "rknn-llm README 1a502afb (v1.1.0)"},
+};
+
+struct Phase {
+  double ns = 0, submits = 0, tasks = 0, ddr = 0, switches = 0;
+  double busy[3] = {0, 0, 0};
+};
+
+// The modeled cost of one run of an (m × k) · (n × k)ᵀ int8 matmul, added `times` times to `ph`.
+void price(npu::Device& dev, npu::MatmulScratch& scratch, int64_t m, int64_t k, int64_t n, double times, Phase& ph) {
+  npu::PackedWeight w;
+  w.n = n, w.k = k, w.dtype = npu::Dtype::kI8;
+  w.buf = dev.alloc(npu::packed_weight_bytes(n, k, npu::Dtype::kI8), 0);  // never packed: timing only
+  std::vector<int8_t> a(size_t(m * k), 1);
+  std::vector<int32_t> c(size_t(m * n));
+  npu::matmul_i8(dev, scratch, w, a.data(), m, c.data());  // builds the plan once
+  const npu::sim::SimStats before = dev.sim_kernel()->stats();
+  npu::matmul_i8(dev, scratch, w, a.data(), m, c.data());
+  const npu::sim::SimStats after = dev.sim_kernel()->stats();
+  ph.ns += times * (after.modeled_ns - before.modeled_ns);
+  ph.submits += times * double(after.submits - before.submits);
+  ph.tasks += times * double(after.tasks - before.tasks);
+  ph.ddr += times * double(after.modeled_ddr_bytes - before.modeled_ddr_bytes);
+  ph.switches += times * double(after.domain_switches - before.domain_switches);
+  for (int i = 0; i < 3; ++i) ph.busy[i] += times * (after.modeled_core_busy_ns[i] - before.modeled_core_busy_ns[i]);
+}
+
+Phase price_model(npu::Device& dev, const Shape& s, int64_t m) {
+  npu::MatmulScratch scratch(dev);
+  Phase ph;
+  const int64_t q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
+  const double L = double(s.layers);
+  price(dev, scratch, m, s.hidden, q, L, ph);        // attn_q
+  price(dev, scratch, m, s.hidden, kv, 2 * L, ph);   // attn_k, attn_v
+  price(dev, scratch, m, q, s.hidden, L, ph);        // attn_output
+  price(dev, scratch, m, s.hidden, s.ff, 2 * L, ph); // ffn_gate, ffn_up
+  price(dev, scratch, m, s.ff, s.hidden, L, ph);     // ffn_down
+  // The output projection runs for the last position only, in decode and prefill alike.
+  price(dev, scratch, 1, s.hidden, s.vocab, 1, ph);
+  return ph;
+}
+
+void write_phase(JsonWriter& j, const Phase& ph, int64_t tokens) {
+  j.begin_object();
+  j.key("modeled_npu_ms").value(ph.ns / 1e6);
+  j.key("tok_per_s").value(double(tokens) / (ph.ns / 1e9));
+  j.key("submits_per_token").value(ph.submits / double(tokens));
+  j.key("tasks_per_token").value(ph.tasks / double(tokens));
+  j.key("ddr_bytes_per_token").value(ph.ddr / double(tokens));
+  j.key("domain_switches_per_token").value(ph.switches / double(tokens));
+  j.key("npu_busy_fraction").begin_array();
+  for (double b : ph.busy) j.value(b / ph.ns);
+  j.end_array();
+  j.end_object();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string profile;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--board-profile") == 0 && i + 1 < argc) {
+      profile = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: board_model [--board-profile FILE]\n");
+      return 2;
+    }
+  }
+  try {
+    npu::sim::SimOptions o;
+    o.board = npu::sim::load_board_profile(profile);
+    o.timing_only = true;
+    auto dev = npu::Device::open_sim(o);
+    JsonWriter j;
+    j.begin_object();
+    j.key("bench").value("board_model");
+    j.key("modeled").value(true);
+    j.key("what").value("RK3588 board time of the NPU matmuls only (w8a8, one submit per matmul as ork submits "
+                        "today); host work not priced");
+    j.key("machine").value(bench::machine_name());
+    j.key("profile").raw(npu::sim::board_profile_json(o.board));
+    j.key("models").begin_array();
+    for (const Shape& s : kShapes) {
+      j.begin_object();
+      j.key("name").value(s.name);
+      j.key("shape").begin_object();
+      j.key("hidden").value(s.hidden).key("layers").value(s.layers).key("heads").value(s.heads);
+      j.key("kv_heads").value(s.kv_heads).key("head_dim").value(s.head_dim).key("ff").value(s.ff);
+      j.key("vocab").value(s.vocab);
+      j.end_object();
+      j.key("decode");
+      write_phase(j, price_model(*dev, s, 1), 1);
+      j.key("prefill_128");
+      write_phase(j, price_model(*dev, s, 128), 128);
+      j.key("rkllm").begin_object();
+      j.key("decode_tok_per_s").value(s.rkllm_decode).key("prefill_tok_per_s").value(s.rkllm_prefill);
+      j.key("source").value(s.rkllm_source);
+      j.end_object();
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+    std::printf("%s\n", j.str().c_str());
+  } catch (const Error& e) {
+    std::fprintf(stderr, "board_model: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,87 @@
+#include "npu/sim/board_model.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace ork::npu::sim {
+
+namespace {
+
+struct Field {
+  const char* name;
+  double BoardProfile::*member;
+};
+constexpr Field kFields[] = {
+    {"npu_clock_ghz", &BoardProfile::npu_clock_ghz},
+    {"int8_macs_per_cycle", &BoardProfile::int8_macs_per_cycle},
+    {"fp16_macs_per_cycle", &BoardProfile::fp16_macs_per_cycle},
+    {"mac_efficiency", &BoardProfile::mac_efficiency},
+    {"ddr_gbps", &BoardProfile::ddr_gbps},
+    {"submit_us", &BoardProfile::submit_us},
+    {"task_us", &BoardProfile::task_us},
+    {"domain_switch_us", &BoardProfile::domain_switch_us},
+};
+
+}  // namespace
+
+BoardProfile load_board_profile(const std::string& path) {
+  BoardProfile p;
+  if (path.empty()) return p;
+  std::ifstream in(path);
+  ORK_CHECK(in, path, ": cannot open the board profile");
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, ": not a JSON board profile: ", e.what());
+  }
+  ORK_CHECK(j.is_object(), path, ": a board profile is a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    if (key == "name") {
+      ORK_CHECK(value.is_string(), path, ": \"name\" must be a string");
+      p.name = value.get<std::string>();
+      continue;
+    }
+    const Field* f = std::find_if(std::begin(kFields), std::end(kFields), [&](const Field& x) { return key == x.name; });
+    ORK_CHECK(f != std::end(kFields), path, ": unknown board profile field \"", key.substr(0, 64), "\"");
+    ORK_CHECK(value.is_number() && value.get<double>() > 0, path, ": \"", key, "\" must be a positive number");
+    p.*(f->member) = value.get<double>();
+  }
+  ORK_CHECK(p.mac_efficiency <= 1, path, ": \"mac_efficiency\" must be at most 1");
+  return p;
+}
+
+std::string board_profile_json(const BoardProfile& p) {
+  nlohmann::json j;
+  j["name"] = p.name;
+  for (const Field& f : kFields) j[f.name] = p.*(f.member);
+  return j.dump();
+}
+
+JobCost cost_job(const BoardProfile& p, const std::array<std::vector<TaskWork>, 3>& per_core, bool switched) {
+  JobCost c;
+  const int active = int(std::count_if(per_core.begin(), per_core.end(), [](const auto& v) { return !v.empty(); }));
+  if (active == 0) return c;
+  const double share_bytes_per_ns = p.ddr_gbps / active;  // GB/s = bytes/ns
+  double slowest = 0;
+  for (size_t core = 0; core < per_core.size(); ++core) {
+    double t = 0;
+    for (const TaskWork& w : per_core[core]) {
+      const double rate = (w.fp16 ? p.fp16_macs_per_cycle : p.int8_macs_per_cycle) * p.npu_clock_ghz * p.mac_efficiency;
+      const double compute = double(w.macs) / rate;  // MACs per ns
+      const double memory = double(w.bytes) / share_bytes_per_ns;
+      t += p.task_us * 1e3 + std::max(compute, memory);
+      c.ddr_bytes += w.bytes;
+    }
+    c.core_busy_ns[core] = t;
+    slowest = std::max(slowest, t);
+  }
+  c.total_ns = p.submit_us * 1e3 + (switched ? p.domain_switch_us * 1e3 : 0) + slowest;
+  return c;
+}
+
+}  // namespace ork::npu::sim

@@ -1,0 +1,66 @@
+// The board cost model: how long a job of the simulated NPU would take on an RK3588, stated as a
+// model — every parameter named, with its source, overridable from a JSON profile
+// (`--board-profile FILE`, `ORK_BOARD_PROFILE`), to be calibrated on a board (`ork probe calibrate`
+// is not written yet). The simulator's wall clock is never used for board speed.
+//
+// Per task on a core:  t = task_overhead + max(compute, memory)
+//   compute = MACs / (MACs per cycle · clock · mac_efficiency)      (int8 or fp16 rate)
+//   memory  = (A + B + C bytes) / (DDR bandwidth / cores active in the job)
+// Per job:  submit_overhead + (domain_switch when the job switched domains) + the slowest core.
+// Thread-safe: pure functions of their arguments.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ork::npu::sim {
+
+struct BoardProfile {
+  std::string name = "rk3588-public-v1";
+  // NPU: 3 cores × 1024 int8 MACs/cycle at 1 GHz = 6 TOPS int8, 3 TOPS fp16 (RK3588 TRM via the
+  // jas-hacks blog 2024-02; docs/board-model.md).
+  double npu_clock_ghz = 1.0;
+  double int8_macs_per_cycle = 1024;
+  double fp16_macs_per_cycle = 512;
+  // Fraction of the MAC peak a task sustains once its fixed cost is paid: 0.73 measured for fp16
+  // 1024×3840×4096 on one core (device time 42.91 ms); 0.18 for int8 end to end, overheads included
+  // (docs/board-model.md). Calibratable.
+  double mac_efficiency = 0.6;
+  // DDR bandwidth the NPU's DMA reaches, shared by the cores of a job: a "~28 GB/s budget",
+  // saturating near 30 GB/s (oRKLLM/ork-driver wiki); RKLLM's Qwen2.5-1.5B decode implies ≈ 26 GB/s of
+  // weights (LPDDR4X, ≈ 33.8 GB/s theoretical).
+  double ddr_gbps = 26.0;
+  // One submit: ioctl, interrupt and wake-up, "the ~134 µs round-trip floor" (ork-driver wiki
+  // Exp-2026-06-13).
+  double submit_us = 134.0;
+  // One chained task: 8.66 µs fixed cost per task measured, of which PC chaining "removes 72–80%"
+  // (ork-driver wiki Exp-2026-09-05).
+  double task_us = 2.0;
+  // One IOMMU domain switch: not measured publicly; a guess to be calibrated.
+  double domain_switch_us = 100.0;
+};
+
+// The built-in profile, or `path`'s fields over it (a JSON object of the names above; an unknown
+// name, a non-number or a non-positive value is an ork::Error naming it).
+BoardProfile load_board_profile(const std::string& path);
+std::string board_profile_json(const BoardProfile& p);
+
+// The work of one task, as the simulated core saw it.
+struct TaskWork {
+  bool fp16 = false;
+  uint64_t macs = 0;
+  uint64_t bytes = 0;  // A read + B read + C written
+};
+
+struct JobCost {
+  double total_ns = 0;
+  std::array<double, 3> core_busy_ns{};  // time each core ran tasks (overheads included)
+  uint64_t ddr_bytes = 0;
+};
+
+// per_core[c]: the tasks core c ran, in order (empty: core idle). `switched`: the job changed domain.
+JobCost cost_job(const BoardProfile& p, const std::array<std::vector<TaskWork>, 3>& per_core, bool switched);
+
+}  // namespace ork::npu::sim
