@@ -86,8 +86,10 @@ uint64_t max_footprint(const npu::ScratchNeed& n) {
                    iova_footprint(n.tasks)});
 }
 
-// Fills domains in forward order, a layer at a time; false when the domains run out.
-bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why) {
+// Fills domains in forward order, a layer at a time; false when the domains run out. When a layer
+// group does not fit even a domain of its own, *too_big lists its weights (else it is left empty).
+bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why, std::vector<size_t>* too_big) {
+  too_big->clear();
   const uint64_t window = caps.window_bytes;
   const size_t per_layer = 7;  // q, k, v, o, gate, up, down; the output weight is its own group
   std::vector<std::vector<size_t>> groups;
@@ -116,6 +118,7 @@ bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why) {
     if (!fits(g_fp, g_big, g_scratch)) {
       if (used == 0) {
         *why = "one layer needs more than a whole IOMMU domain";
+        *too_big = g;
         return false;
       }
       if (++domain >= caps.domains) {
@@ -130,6 +133,7 @@ bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why) {
       p.scratch.push_back({});
       if (!fits(g_fp, g_big, g_scratch)) {
         *why = "one layer needs more than a whole IOMMU domain";
+        *too_big = g;
         return false;
       }
     }
@@ -155,14 +159,15 @@ Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, con
   p.m_max = o.m_max;
   p.prefetch_slots = caps.cores + 1;
 
-  // Resident slices: at most a quarter of a window, so several share a domain.
-  auto slice_all = [&](uint64_t max_slice) {
-    p.max_slice_bytes = max_slice;
+  // Slices of weight i: at most max_slice[i] bytes.
+  auto slice_all = [&](const std::vector<uint64_t>& max_slice) {
+    p.max_slice_bytes = *std::max_element(max_slice.begin(), max_slice.end());
     p.weights.clear();
+    size_t i = 0;
     for (const model::Linear* l : weights.linears()) {
       WeightPlan w;
       w.linear = l;
-      w.slices = slice_weight(*l, max_slice);
+      w.slices = slice_weight(*l, max_slice[i++]);
       p.weights.push_back(std::move(w));
     }
     p.units.clear();
@@ -174,12 +179,28 @@ Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, con
   };
 
   std::string why;
+  const size_t n_weights = weights.linears().size();
+  ORK_CHECK(n_weights > 0, "the model has no linear weights to plan");
   if (o.residency != Residency::kStream) {
-    slice_all(caps.window_bytes / 4);
-    if (place_resident(p, caps, &why)) {
-      p.mode = Residency::kResident;
-      p.reason = str_cat("resident in ", p.domains_used, " IOMMU domain(s)");
-      return p;
+    // Resident slices: at most a quarter of a window, so several share a domain. A layer group that
+    // does not fit a domain of its own (a large output weight, say) has its slices halved, down to a
+    // 64th of the window, before the whole model gives up residency.
+    std::vector<uint64_t> max_slice(n_weights, caps.window_bytes / 4);
+    for (;;) {
+      slice_all(max_slice);
+      std::vector<size_t> too_big;
+      if (place_resident(p, caps, &why, &too_big)) {
+        p.mode = Residency::kResident;
+        p.reason = str_cat("resident in ", p.domains_used, " IOMMU domain(s)");
+        return p;
+      }
+      bool finer = false;  // out of domains (no group too big): finer slices do not make room
+      for (size_t j : too_big) {
+        if (max_slice[j] / 2 < caps.window_bytes / 64) continue;
+        max_slice[j] /= 2;
+        finer = true;
+      }
+      if (!finer) break;
     }
     ORK_CHECK(o.residency == Residency::kAuto, "the model cannot be resident: it ", why,
               " (use --residency stream or auto)");
@@ -194,7 +215,7 @@ Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, con
   while (max_slice * 2 <= budget / slots) max_slice *= 2;
   ORK_CHECK(max_slice >= 4096, "the streaming budget of ", budget,
             " bytes is too small for ", slots, " weight slots");
-  slice_all(max_slice);
+  slice_all(std::vector<uint64_t>(n_weights, max_slice));
   npu::ScratchNeed scratch;
   for (const WeightPlan& w : p.weights) scratch.merge(scratch_for(w, p.m_max, caps.cores));
   const uint64_t scratch_fp = scratch_footprint(scratch);

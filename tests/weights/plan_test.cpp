@@ -131,6 +131,25 @@ TEST_F(PlanTest, LargeWeightsAreSlicedAlongN) {
   EXPECT_EQ(u, p.units.size());
 }
 
+TEST(PlanLargeOutput, AnOutputWeightOfHalfAWindowStaysResident) {
+  // Output 4096 × 256 int8 = 1 MiB, half of a 2 MiB window: in quarter-window slices it does not fit
+  // a domain of its own (the whole model used to stream); its slices are made finer instead.
+  gen::ModelSpec s = testing::small_q8_model();
+  s.n_vocab = 4096;
+  testing::TempDir dir;
+  gen::write_model(s, dir.file("m.gguf"));
+  const auto model = model::Model::load(dir.file("m.gguf"));
+  const Plan p = make_plan(model->weights(), caps(2u << 20, 16), {});
+  ASSERT_EQ(p.mode, Residency::kResident) << p.reason;
+  const WeightPlan& out = p.weights.back();
+  EXPECT_EQ(out.linear->n, 4096);
+  EXPECT_GT(out.slices.size(), 2u);  // finer than the quarter-window slices
+  for (const Slice& sl : out.slices) EXPECT_LT(sl.bytes, (2u << 20) / 4);
+  EXPECT_GT(out.domain, p.weights.front().domain);  // a domain of its own, after the layers
+  // The layers kept their quarter-window slicing.
+  EXPECT_EQ(p.weights.front().slices.size(), 1u);
+}
+
 TEST(Residency, ParsesNames) {
   EXPECT_EQ(parse_residency("auto"), Residency::kAuto);
   EXPECT_EQ(parse_residency("stream"), Residency::kStream);
