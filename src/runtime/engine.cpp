@@ -140,6 +140,7 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   }
   weights::StoreOptions sopts;
   sopts.persist_path = options.persist_path;
+  sopts.evict_src = options.evict_src;
   store_ = std::make_unique<weights::Store>(*model_, sopts);
   weights::PlanOptions popts;
   popts.residency = options.residency;
@@ -348,6 +349,7 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
     if (other != nullptr) {
       weights::StoreOptions sopts;
       sopts.persist_path = options.persist_path;
+      sopts.evict_src = options.evict_src;
       weights::Store store(*model, sopts);
       shared = other->identical_weights(*model, store);
       if (!shared.empty()) {
