@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/handles.h"
+#include "core/quote.h"
 #include "runtime/generator.h"
 #include "weights/plan.h"
 
@@ -55,7 +56,7 @@ runtime::EngineOptions engine_options(const char* path, const ork_model_options*
   eo.model_path = path;
   eo.device = o.device != nullptr ? o.device : "auto";
   if (eo.device != "cpu" && eo.device != "npu" && eo.device != "sim" && eo.device != "auto") {
-    fail_status(ORK_ERR_INVALID_ARG, "device '", eo.device, "' is not one of cpu, npu, sim, auto");
+    fail_status(ORK_ERR_INVALID_ARG, "device ", quote(eo.device), " is not one of cpu, npu, sim, auto");
   }
   try {
     eo.residency = weights::parse_residency(o.residency != nullptr ? o.residency : "auto");

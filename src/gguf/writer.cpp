@@ -12,6 +12,7 @@
 
 #include "core/checked.h"
 #include "core/error.h"
+#include "core/quote.h"
 #include "gguf/file.h"
 
 namespace ork::gguf {
@@ -53,14 +54,14 @@ void put_value(std::vector<uint8_t>& out, const Value& v, std::string_view key) 
       put<uint64_t>(out, v.array.size());
       for (const Value& e : v.array) {
         if (e.type != v.elem_type) {
-          fail("gguf writer: key '", key, "': array of ", value_type_name(v.elem_type),
+          fail("gguf writer: key ", quote(key), ": array of ", value_type_name(v.elem_type),
                " holds an element of type ", value_type_name(e.type));
         }
         put_value(out, e, key);
       }
       break;
     default:
-      fail("gguf writer: key '", key, "': unknown value type ", uint32_t(v.type));
+      fail("gguf writer: key ", quote(key), ": unknown value type ", uint32_t(v.type));
   }
 }
 
@@ -97,7 +98,7 @@ struct Writer::Impl {
     Entry e{std::string(key), v.type, {}};
     put_value(e.payload, v, key);
     if (!kv_index.emplace(e.key, kv.size()).second) {
-      fail("gguf writer: duplicate metadata key '", key, "'");
+      fail("gguf writer: duplicate metadata key ", quote(key));
     }
     kv.push_back(std::move(e));
   }
@@ -277,7 +278,7 @@ void Writer::add_value(std::string_view key, const Value& v) { impl_->add(key, v
 
 void Writer::add_tensor(std::string_view name, quant::Type type, const std::vector<uint64_t>& dims,
                         const void* data, size_t n_bytes) {
-  const std::string what = str_cat("gguf writer: tensor '", name, "'");
+  const std::string what = str_cat("gguf writer: tensor ", quote(name));
   if (dims.empty() || dims.size() > kMaxDims) {
     fail(what, ": ", dims.size(), " dimensions (must be 1..", kMaxDims, ")");
   }
@@ -298,7 +299,7 @@ void Writer::add_tensor(std::string_view name, quant::Type type, const std::vect
       checked_mul(dims[0] / uint64_t(tr.block_size) * uint64_t(tr.type_size), rows, what.c_str());
   if (expected != n_bytes) fail(what, ": ", n_bytes, " bytes given, the shape needs ", expected);
   if (!impl_->tensor_index.emplace(std::string(name), impl_->tensors.size()).second) {
-    fail("gguf writer: duplicate tensor name '", name, "'");
+    fail("gguf writer: duplicate tensor name ", quote(name));
   }
   const uint8_t* p = static_cast<const uint8_t*>(data);
   impl_->tensors.push_back({std::string(name), type, dims, std::vector<uint8_t>(p, p + n_bytes)});

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/quote.h"
 #include "model/tokenizer_unicode.h"
 
 namespace ork::model {
@@ -57,8 +58,8 @@ std::string replace_all(std::string_view s, std::string_view from, std::string_v
 
 Tokenizer::Tokenizer(Vocab v) : vocab_(std::move(v)) {
   const Vocab& V = vocab_;
-  ORK_CHECK(V.model == "llama" || V.model == "gpt2", "tokenizer.ggml.model: unsupported tokenizer '",
-            V.model, "' (supported: llama, gpt2)");
+  ORK_CHECK(V.model == "llama" || V.model == "gpt2", "tokenizer.ggml.model: unsupported tokenizer ",
+            quote(V.model), " (supported: llama, gpt2)");
   spm_ = V.model == "llama";
   const size_t n = V.tokens.size();
   ORK_CHECK(n > 0, "tokenizer.ggml.tokens: the vocabulary is empty");
@@ -92,7 +93,7 @@ Tokenizer::Tokenizer(Vocab v) : vocab_(std::move(v)) {
     const std::string& t = V.tokens[i];
     if (t.empty()) continue;
     const auto [it, inserted] = token_to_id_.emplace(t, static_cast<int32_t>(i));
-    ORK_CHECK(inserted, "tokenizer.ggml.tokens: duplicate token '", t, "' at ids ", it->second,
+    ORK_CHECK(inserted, "tokenizer.ggml.tokens: duplicate token ", quote(t), " at ids ", it->second,
               " and ", i);
   }
 
@@ -106,7 +107,7 @@ Tokenizer::Tokenizer(Vocab v) : vocab_(std::move(v)) {
     if (id < 0) continue;
     eog_[id] = 1;
     if (types_[id] != TokenType::kControl) {  // llama.cpp: "control-looking token ... overridden"
-      log::debug("tokenizer: token ", id, " '", text, "' ends generation; treating it as control");
+      log::debug("tokenizer: token ", id, " ", quote(text), " ends generation; treating it as control");
       types_[id] = TokenType::kControl;
     }
   }

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/quote.h"
 #include "model/tokenizer_unicode.h"
 #include "model/tokenizer_vocab.h"
 
@@ -92,8 +93,8 @@ PreTokenizer::PreTokenizer(std::string_view pre) : compiled_(std::make_unique<Co
   if (const PreTokenizerSpec* s = find_pre_tokenizer(pre)) {
     spec_ = *s;
   } else {
-    log::warn("tokenizer.ggml.pre '", pre,
-              "' is not a known pre-tokenizer; using the GPT-2 regex (tokenization may differ "
+    log::warn("tokenizer.ggml.pre ", quote(pre),
+              " is not a known pre-tokenizer; using the GPT-2 regex (tokenization may differ "
               "from the model's own)");
     spec_ = gpt2_fallback();
   }
@@ -105,7 +106,7 @@ PreTokenizer::PreTokenizer(std::string_view pre) : compiled_(std::make_unique<Co
     if (code == nullptr) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(err, msg, sizeof msg);
-      fail("pre-tokenizer '", spec_.family, "': regex does not compile at offset ", err_off, ": ",
+      fail("pre-tokenizer ", quote(spec_.family), ": regex does not compile at offset ", err_off, ": ",
            reinterpret_cast<const char*>(msg), " (", pattern, ")");
     }
     compiled_->codes.push_back(code);
@@ -140,7 +141,7 @@ void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& o
         if (rc < 0) {
           PCRE2_UCHAR msg[256];
           pcre2_get_error_message(rc, msg, sizeof msg);
-          fail("pre-tokenizer '", spec_.family, "': PCRE2 match failed: ",
+          fail("pre-tokenizer ", quote(spec_.family), ": PCRE2 match failed: ",
                reinterpret_cast<const char*>(msg));
         }
         const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);

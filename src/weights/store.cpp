@@ -5,6 +5,7 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/quote.h"
 #include "core/timer.h"
 #include "weights/pack_grouped.h"
 #include "weights/pack_reader.h"
@@ -77,8 +78,8 @@ std::shared_ptr<Store::Source> Store::open_source(const std::string& path,
       continue;
     }
     if (stale++ == 0) {
-      first = e == nullptr ? str_cat("'", l.name(), "' is missing")
-                           : str_cat("'", l.name(), "' is ", e->n, "x", e->k, " ",
+      first = e == nullptr ? str_cat("", quote(l.name()), " is missing")
+                           : str_cat("", quote(l.name()), " is ", e->n, "x", e->k, " ",
                                      npu::dtype_name(e->dtype), ", the model's is ", l.n, "x",
                                      l.k, " i8");
     }
@@ -170,9 +171,9 @@ Packed Store::get(const model::Linear& w) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!warned_entry_) {
         warned_entry_ = true;
-        log::warn(src->reader->path(), ": entry '", e.name, "' fails its checksum; repacking");
+        log::warn(src->reader->path(), ": entry ", quote(e.name), " fails its checksum; repacking");
       } else {
-        log::debug(src->reader->path(), ": entry '", e.name, "' fails its checksum; repacking");
+        log::debug(src->reader->path(), ": entry ", quote(e.name), " fails its checksum; repacking");
       }
       if (writer_ == nullptr && !persist_disabled_) start_writer();
       writer = writer_;
