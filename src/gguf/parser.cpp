@@ -129,10 +129,17 @@ class Reader {
           error(what, ": array of ", count, " ", value_type_name(v.elem_type),
                 " elements cannot fit in the ", remaining(), " bytes left in the file");
         }
-        v.array.reserve(size_t(count));
-        for (uint64_t k = 0; k < count; ++k) {
-          v.array.push_back(read_value(v.elem_type, what, depth + 1));
+        // The elements stay in the file: validated here, decoded when read (gguf::ArrayView).
+        const uint64_t start = pos_;
+        const uint64_t fixed = fixed_value_bytes(v.elem_type);
+        if (fixed > 0 && v.elem_type != ValueType::BOOL) {
+          need(count * fixed, what);  // count * fixed <= remaining(): checked above
+          pos_ += count * fixed;
+        } else {
+          for (uint64_t k = 0; k < count; ++k) read_value(v.elem_type, what, depth + 1);
         }
+        v.count = count;
+        v.bytes = std::span<const uint8_t>(data_ + start, size_t(pos_ - start));
         break;
       }
     }
@@ -178,7 +185,7 @@ File Parser::open(const std::string& path) {
   }
 
   // Metadata.
-  f.kv_.reserve(size_t(n_kv));
+  reserve_or_fail(f.kv_, n_kv, str_cat(p, ": metadata_kv_count ", n_kv));
   for (uint64_t k = 0; k < n_kv; ++k) {
     KeyValue kv;
     kv.key = r.read_string(str_cat("key of metadata entry ", k));
@@ -209,8 +216,8 @@ File Parser::open(const std::string& path) {
     uint64_t rel_offset;
   };
   std::vector<Pending> pending;
-  f.tensors_.reserve(size_t(n_tensors));
-  pending.reserve(size_t(n_tensors));
+  reserve_or_fail(f.tensors_, n_tensors, str_cat(p, ": tensor_count ", n_tensors));
+  reserve_or_fail(pending, n_tensors, str_cat(p, ": tensor_count ", n_tensors));
   for (uint64_t k = 0; k < n_tensors; ++k) {
     TensorInfo t;
     t.name = r.read_string(str_cat("name of tensor ", k));

@@ -93,12 +93,12 @@ TEST_F(UntrustedNames, TensorName) {
 
 TEST_F(UntrustedNames, DuplicateToken) {
   const gguf::File f = gguf::File::open(good_);
-  gguf::Value tokens = *f.find("tokenizer.ggml.tokens");
-  ASSERT_GT(tokens.array.size(), 10u);
-  tokens.array[8].str = kEvil;
-  tokens.array[9].str = kEvil;
+  std::vector<std::string> tokens;
+  for (const gguf::Value& t : f.find("tokenizer.ggml.tokens")->elements()) tokens.emplace_back(t.str);
+  ASSERT_GT(tokens.size(), 10u);
+  tokens[8] = tokens[9] = kEvil;
   const std::string msg = load_error(good_, bad_, {{"tokenizer.ggml.tokens"}, {}, [&](gguf::Writer& w) {
-                                                     w.add_value("tokenizer.ggml.tokens", tokens);
+                                                     w.add_string_array("tokenizer.ggml.tokens", tokens);
                                                    }});
   expect_clean(msg);
   EXPECT_NE(msg.find("duplicate token"), std::string::npos) << msg;
