@@ -13,10 +13,14 @@ namespace {
 
 // Token texts that end generation (llama.cpp llama-vocab.cpp, special_eog_ids). The gpt-oss
 // "<|return|>"/"<|call|>" pair is left out: llama.cpp needs a further hack to then drop "<|end|>".
+// Texts that end generation when they are tokens (llama.cpp llama_vocab::impl::load, its list as of
+// 2026, with the DeepSeek end of sentence); the two exceptions below follow it too.
 constexpr const char* kEogTexts[] = {
-    "<|eot_id|>", "<|im_end|>",   "<|end|>",         "<end_of_turn>",      "<|endoftext|>",
-    "<|eom_id|>", "<EOT>",        "_<EOT>",          "<|end_of_text|>",    "<end_of_utterance>",
-    "[EOT]",      "[EOS]",        "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>",
+    "<|eot_id|>",  "<|im_end|>",       "<|end|>",          "<|return|>",    "<|call|>",
+    "<|flush|>",   "<|calls|>",        "<end_of_turn>",    "<|endoftext|>", "</s>",
+    "<|eom_id|>",  "<EOT>",            "_<EOT>",           "[EOT]",         "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>",      "<turn|>",       "<|tool_response>",
+    "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>",
 };
 
 constexpr std::string_view kSpmSpace = "\xE2\x96\x81";  // U+2581 '▁'
@@ -111,6 +115,17 @@ Tokenizer::Tokenizer(Vocab v) : vocab_(std::move(v)) {
       types_[id] = TokenType::kControl;
     }
   }
+  const auto is_eog = [&](const char* text) {
+    const int32_t id = find_token(text);
+    return id >= 0 && eog_[id] != 0 ? id : -1;
+  };
+  // o200k_harmony (gpt-oss): with <|return|> and <|call|>, <|end|> ends a message, not generation.
+  if (const int32_t end = is_eog("<|end|>"); end >= 0 && is_eog("<|return|>") >= 0 && is_eog("<|call|>") >= 0) {
+    eog_[end] = 0;
+    types_[end] = TokenType::kUserDefined;
+  }
+  // Gemma 4 (it has <|tool_response>): </s> is text there.
+  if (const int32_t s = is_eog("</s>"); s >= 0 && is_eog("<|tool_response>") >= 0 && s != V.eos) eog_[s] = 0;
 
   // Special tokens, longest first (ties by id), for the partition before tokenizing.
   for (size_t i = 0; i < n; ++i) {

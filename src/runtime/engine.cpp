@@ -113,7 +113,7 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
                                                                     : options.share_weights_with;
   options_.device = device;
 
-  model_ = model::Model::load(options.model_path);
+  model_ = model::Model::load(options.model_path, {options.tokenizer_pre});
   pool_ = std::make_unique<ThreadPool>(options.threads, options.pin_threads);
   forward_mutex_ = options.share_scratch_with != nullptr ? options.share_scratch_with->forward_mutex_
                                                          : std::make_shared<std::mutex>();
@@ -302,7 +302,7 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
   ORK_CHECK(n_ctx >= 0 && n_ctx <= (int64_t(1) << 24), "context size ", n_ctx, " is out of range");
   MemoryPlan mp;
   mp.device = device;
-  const std::unique_ptr<model::Model> model = model::Model::load(options.model_path);
+  const std::unique_ptr<model::Model> model = model::Model::load(options.model_path, {options.tokenizer_pre});
   const model::Config& c = model->config();
   mp.n_ctx = n_ctx > 0 ? n_ctx : std::min<int64_t>(c.n_ctx_train, 4096);
   mp.model_file_bytes = model->tensor_bytes();

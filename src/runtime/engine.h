@@ -74,6 +74,7 @@ struct EngineOptions {
   int64_t m_max = 128;          // rows per device matmul call
   std::string persist_path;     // .orkpack cache (ORK_PERSIST, --persist); "" = none
   bool evict_src = false;       // drop GGUF pages of packed weights (ORK_EVICT_SRC, --evict-src)
+  std::string tokenizer_pre;     // non-empty: overrides tokenizer.ggml.pre (--tokenizer-pre)
 
   // Sharing with an Engine loaded earlier (npu/sim only; it must outlive this one). Either one makes
   // this Engine use that Engine's Device (the device options above are then ignored).

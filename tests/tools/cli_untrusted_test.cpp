@@ -33,5 +33,23 @@ TEST(CliUntrusted, ArchitectureWithControlBytesGivesOneCleanLine) {
   EXPECT_LT(r.err.size(), 1000u) << r.err.size();
 }
 
+TEST(CliUntrusted, UnknownPreTokenizerIsAnErrorUnlessForced) {
+  testing::TempDir dir;
+  const std::string good = dir.file("good.gguf"), bad = dir.file("pre.gguf");
+  gen::write_model(gen::preset("tiny-llama"), good);
+  testing::rewrite(good, bad, {{"tokenizer.ggml.pre"}, {}, [](gguf::Writer& w) {
+                                 w.add_string("tokenizer.ggml.pre", "mystery-pre");
+                               }});
+  for (const std::string cmd : {"tokenize -m " + bad + " -p hi", "run -m " + bad + " -p hi -n 2"}) {
+    const testing::OrkResult r = testing::run_ork(cmd, dir);
+    EXPECT_EQ(r.status, 1) << cmd;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find("tokenizer.ggml.pre 'mystery-pre' is not a pre-tokenizer ork knows"), std::string::npos)
+        << r.err;
+    const testing::OrkResult forced = testing::run_ork(cmd + " --tokenizer-pre llama3", dir);
+    EXPECT_EQ(forced.status, 0) << cmd << ": " << forced.err;
+  }
+}
+
 }  // namespace
 }  // namespace ork
