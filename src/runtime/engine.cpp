@@ -113,7 +113,11 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
                                                                     : options.share_weights_with;
   options_.device = device;
 
-  model_ = model::Model::load(options.model_path, {options.tokenizer_pre});
+  try {
+    model_ = model::Model::load(options.model_path, {options.tokenizer_pre});
+  } catch (const Error& e) {
+    throw LoadError(e.what());
+  }
   pool_ = std::make_unique<ThreadPool>(options.threads, options.pin_threads);
   forward_mutex_ = options.share_scratch_with != nullptr ? options.share_scratch_with->forward_mutex_
                                                          : std::make_shared<std::mutex>();

@@ -37,6 +37,13 @@ struct ExternalMemory {
   uint64_t size = 0;
 };
 
+// The model file cannot be loaded (Model::load failed: a missing, corrupt or unsupported file). The
+// C API maps it to ORK_ERR_LOAD; every other error of loading an Engine is the device's.
+class LoadError : public Error {
+ public:
+  explicit LoadError(const std::string& msg) : Error(msg) {}
+};
+
 // Caller memory that cannot be used: too small for its domain (needed > 0: the bytes that domain
 // needs), or not usable at all (needed == 0).
 class CallerMemError : public Error {
