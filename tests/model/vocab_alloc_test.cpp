@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "core/error.h"
@@ -43,9 +44,14 @@ TEST(VocabAlloc, ScoresTheMachineCannotHoldAreAnErrorNamingTheKey) {
   std::error_code ec;
   std::filesystem::resize_file(path, b.b.size() + kCount * 4, ec);
   if (ec) GTEST_SKIP() << "cannot make a 4 TiB sparse file here: " << ec.message();
-  const gguf::File f = gguf::File::open(path);
+  std::unique_ptr<gguf::File> f;
   try {
-    read_vocab(f);
+    f = std::make_unique<gguf::File>(gguf::File::open(path));
+  } catch (const Error& e) {  // e.g. an emulator that cannot map 4 TiB
+    GTEST_SKIP() << "cannot map the 4 TiB file here: " << e.what();
+  }
+  try {
+    read_vocab(*f);
     FAIL() << "no error";
   } catch (const Error& e) {
     const std::string msg = e.what();
