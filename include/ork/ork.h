@@ -169,7 +169,9 @@ int ork_sampler_free(ork_sampler* s);
 /* Picks a token from n_vocab logits and adds it to the sampler's history. */
 int ork_sample(ork_sampler* s, const float* logits, int32_t n_vocab, int32_t* token);
 
-/* Called with each generated token; return nonzero to stop. */
+/* Called with each generated token; return nonzero to stop. A call on the same context from inside
+ * the callback returns ORK_ERR_INVALID_ARG (that context is busy with ork_generate); other contexts
+ * and models may be used. */
 typedef int (*ork_token_callback)(int32_t token, void* user);
 /* Evaluates the prompt (the context must be empty), then samples and evaluates up to n_predict
  * tokens, stopping at an end-of-generation token or a full context. Writes at most `capacity` tokens

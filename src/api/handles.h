@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -57,10 +58,35 @@ struct MemObj {
 struct ContextObj {
   std::shared_ptr<ModelObj> model;
   std::unique_ptr<runtime::Context> ctx;
-  std::mutex mutex;  // one call on this context at a time
+  std::mutex mutex;  // one call on this context at a time (taken through ContextLock)
+  std::atomic<std::thread::id> holder{};  // the thread inside a call on this context, if any
   std::shared_ptr<MemObj> logits_mem;
   uint64_t logits_offset = 0;
   ~ContextObj();
+};
+
+// Holds a context's mutex for one API call. Other threads wait their turn; the thread that already
+// holds it (a call made from inside one of the context's own callbacks, e.g. ork_generate's
+// on_token) gets ORK_ERR_INVALID_ARG instead of a deadlock.
+class ContextLock {
+ public:
+  explicit ContextLock(ContextObj& c) : c_(c) {
+    if (c.holder.load() == std::this_thread::get_id()) {
+      fail_status(ORK_ERR_INVALID_ARG, "context: called from inside a callback of a call on the same context "
+                  "(the context is busy with that call; use another context or return from the callback)");
+    }
+    c.mutex.lock();
+    c.holder.store(std::this_thread::get_id());
+  }
+  ~ContextLock() {
+    c_.holder.store(std::thread::id{});
+    c_.mutex.unlock();
+  }
+  ContextLock(const ContextLock&) = delete;
+  ContextLock& operator=(const ContextLock&) = delete;
+
+ private:
+  ContextObj& c_;
 };
 
 struct SamplerObj {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/handles.h"
+#include "core/quote.h"
 #include "runtime/generator.h"
 #include "weights/plan.h"
 
@@ -55,7 +56,7 @@ runtime::EngineOptions engine_options(const char* path, const ork_model_options*
   eo.model_path = path;
   eo.device = o.device != nullptr ? o.device : "auto";
   if (eo.device != "cpu" && eo.device != "npu" && eo.device != "sim" && eo.device != "auto") {
-    fail_status(ORK_ERR_INVALID_ARG, "device '", eo.device, "' is not one of cpu, npu, sim, auto");
+    fail_status(ORK_ERR_INVALID_ARG, "device ", quote(eo.device), " is not one of cpu, npu, sim, auto");
   }
   try {
     eo.residency = weights::parse_residency(o.residency != nullptr ? o.residency : "auto");
@@ -206,13 +207,11 @@ int ork_model_load(const char* path, const ork_model_options* opts, ork_model** 
       throw;
     } catch (const runtime::CallerMemError& e) {
       fail_status(e.needed() > 0 ? ORK_ERR_BUFFER_TOO_SMALL : ORK_ERR_INVALID_ARG, e.what());
+    } catch (const runtime::LoadError& e) {
+      fail_status(ORK_ERR_LOAD, e.what());
     } catch (const Error& e) {
-      // Device trouble (no NPU, no room) versus a bad file: the message says which; the status
-      // follows where it was thrown from.
-      const std::string m = e.what();
-      const bool device = m.find("NPU") != std::string::npos || m.find("IOMMU") != std::string::npos ||
-                          m.find("window") != std::string::npos || m.find("resident") != std::string::npos;
-      fail_status(device ? ORK_ERR_DEVICE : ORK_ERR_LOAD, m);
+      // Past the file: the device (no NPU, no room, unsupported) refused.
+      fail_status(ORK_ERR_DEVICE, e.what());
     }
     *out = reinterpret_cast<ork_model*>(models().add(std::move(obj)));
     return ORK_OK;
@@ -318,7 +317,7 @@ int ork_context_dup(ork_context* src, int copy_state, ork_context** out) {
     auto c = std::make_shared<ContextObj>();
     c->model = s->model;
     {
-      std::lock_guard lock(s->mutex);
+      ContextLock lock(*s);
       c->ctx = s->ctx->dup(copy_state != 0);
     }
     *out = reinterpret_cast<ork_context*>(contexts().add(std::move(c)));
@@ -336,7 +335,7 @@ int ork_context_free(ork_context* ctx) {
 int ork_context_reset(ork_context* ctx) {
   return guard(ORK_ERR_INTERNAL, [&] {
     auto c = contexts().get(ctx, "context");
-    std::lock_guard lock(c->mutex);
+    ContextLock lock(*c);
     c->ctx->reset();
     return ORK_OK;
   });
@@ -346,7 +345,7 @@ int ork_context_n_past(const ork_context* ctx, int64_t* n_past) {
   return guard(ORK_ERR_INTERNAL, [&] {
     auto c = contexts().get(ctx, "context");
     require(n_past, "n_past");
-    std::lock_guard lock(c->mutex);
+    ContextLock lock(*c);
     *n_past = c->ctx->n_past();
     return ORK_OK;
   });
@@ -365,7 +364,7 @@ int ork_eval(ork_context* ctx, const int32_t* tokens, int64_t n, const float** l
   return guard(ORK_ERR_INTERNAL, [&] {
     auto c = contexts().get(ctx, "context");
     check_model_alive(*c);
-    std::lock_guard lock(c->mutex);
+    ContextLock lock(*c);
     runtime::Context& rc = *c->ctx;
     check_fits(rc, n);
     check_tokens(rc, tokens, n);
@@ -411,7 +410,7 @@ int ork_eval_into(ork_context* ctx, const int32_t* tokens, int64_t n, int all, f
     auto c = contexts().get(ctx, "context");
     check_model_alive(*c);
     require(out, "out");
-    std::lock_guard lock(c->mutex);
+    ContextLock lock(*c);
     runtime::Context& rc = *c->ctx;
     check_fits(rc, n);
     check_tokens(rc, tokens, n);
@@ -488,7 +487,7 @@ int ork_generate(ork_context* ctx, ork_sampler* s, const int32_t* prompt, int64_
     if (n_predict < 0) fail_status(ORK_ERR_INVALID_ARG, "n_predict ", n_predict, " is negative");
     if (capacity < 0) fail_status(ORK_ERR_INVALID_ARG, "capacity ", capacity, " is negative");
     if (capacity > 0) require(out, "out");
-    std::lock_guard lock(c->mutex);
+    ContextLock lock(*c);
     runtime::Context& rc = *c->ctx;
     if (rc.n_past() != 0) fail_status(ORK_ERR_INVALID_ARG, "generate: the context is not empty (ork_context_reset it)");
     if (n_prompt <= 0) fail_status(ORK_ERR_INVALID_ARG, "generate: the prompt is empty");

@@ -56,7 +56,7 @@ int ork_query_mem(const ork_model* model, const ork_context* ctx, ork_mem_info* 
     } else {
       auto c = contexts().get(ctx, "context");
       check_model_alive(*c);
-      std::lock_guard lock(c->mutex);
+      ContextLock lock(*c);
       fill_model(*c->model->engine, info);
       const runtime::Context::Memory cm = c->ctx->memory();
       info.kv_cache_bytes = cm.kv_bytes;
@@ -178,7 +178,7 @@ int ork_context_set_logits(ork_context* ctx, ork_mem* mem, uint64_t offset) {
                     "-byte memory");
       }
     }
-    std::lock_guard lock(c->mutex);
+    ContextLock lock(*c);
     if (c->logits_mem) c->logits_mem->users--;
     c->logits_mem = m;
     c->logits_offset = m ? offset : 0;
@@ -192,7 +192,7 @@ int ork_eval_embd(ork_context* ctx, const ork_mem* mem, uint64_t offset, int64_t
     auto c = contexts().get(ctx, "context");
     auto m = mems().get(mem, "mem");
     check_model_alive(*c);
-    std::lock_guard lock(c->mutex);
+    ContextLock lock(*c);
     runtime::Context& rc = *c->ctx;
     if (n_tokens <= 0) fail_status(ORK_ERR_INVALID_ARG, "eval_embd: n_tokens is ", n_tokens, ", must be > 0");
     if (n_tokens > rc.n_ctx() - rc.n_past()) {

@@ -2,6 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
 
 #include "core/error.h"
 
@@ -25,5 +29,20 @@ inline uint64_t checked_mul(uint64_t a, uint64_t b, const char* what) {
 constexpr uint64_t align_up(uint64_t v, uint64_t align) { return (v + align - 1) & ~(align - 1); }
 
 constexpr bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+// v.reserve(n), or ork::Error naming `what`, the count and the bytes when the machine cannot
+// allocate them (std::bad_alloc, or a count past the vector's max_size): for sizes that a file
+// decides, where a bare "out of memory" would not say which field asked for how much.
+template <typename T>
+void reserve_or_fail(std::vector<T>& v, uint64_t n, std::string_view what) {
+  try {
+    if (n > v.max_size()) throw std::length_error("too many");
+    v.reserve(size_t(n));
+  } catch (const std::bad_alloc&) {
+    fail(what, ": cannot allocate ", n, " elements (", n, " x ", sizeof(T), " bytes)");
+  } catch (const std::length_error&) {
+    fail(what, ": cannot allocate ", n, " elements (", n, " x ", sizeof(T), " bytes)");
+  }
+}
 
 }  // namespace ork

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/quote.h"
 
 namespace ork {
 
@@ -19,7 +20,7 @@ int64_t parse_int(const std::string& text, const char* what, int64_t min, int64_
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE) {
-    fail(what, ": '", text, "' is not an integer");
+    fail(what, ": ", quote(text), " is not an integer");
   }
   if (v < min || v > max) fail(what, ": ", v, " is out of range [", min, ", ", max, "]");
   return int64_t(v);
@@ -30,7 +31,7 @@ double parse_double(const std::string& text, const char* what) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) {
-    fail(what, ": '", text, "' is not a number");
+    fail(what, ": ", quote(text), " is not a number");
   }
   return v;
 }

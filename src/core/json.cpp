@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/utf8.h"
+
 namespace ork {
 
 void JsonWriter::before_value() {
@@ -54,7 +56,21 @@ JsonWriter& JsonWriter::key(std::string_view k) {
 std::string JsonWriter::escape(std::string_view s) {
   std::string r;
   r.reserve(s.size());
-  for (unsigned char c : s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      // Valid UTF-8 as it is; each byte that does not start a valid sequence becomes U+FFFD.
+      const size_t n = utf8_valid_prefix(s.substr(i));
+      if (n == 0) {
+        r += "\\ufffd";
+        ++i;
+      } else {
+        r.append(s.substr(i, n));
+        i += n;
+      }
+      continue;
+    }
     switch (c) {
       case '"': r += "\\\""; break;
       case '\\': r += "\\\\"; break;
@@ -70,6 +86,7 @@ std::string JsonWriter::escape(std::string_view s) {
           r += char(c);
         }
     }
+    ++i;
   }
   return r;
 }

@@ -3,6 +3,9 @@
 // Usage: JsonWriter j; j.begin_object(); j.key("n").value(3); j.key("xs").begin_array();
 // j.value(1.5); j.end_array(); j.end_object(); j.str() == R"({"n":3,"xs":[1.5]})".
 // Commas are inserted automatically. Non-finite doubles are written as null. Not thread-safe.
+// The output is always valid UTF-8 JSON: strings keep valid UTF-8 as it is and write each byte that
+// does not start a valid sequence (a stray continuation byte, a truncated or overlong sequence, a
+// surrogate) as \ufffd, the replacement character; control characters are escaped.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 #include "gguf/file.h"
 
 #include "core/error.h"
+#include "core/quote.h"
 #include "gguf/parser.h"
 
 namespace ork::gguf {
@@ -29,12 +30,12 @@ namespace {
 // The Value for `key`, or an error naming the path and key when absent.
 const Value& require(const File& f, std::string_view key) {
   const Value* v = f.find(key);
-  if (v == nullptr) fail(f.path(), ": missing metadata key '", key, "'");
+  if (v == nullptr) fail(f.path(), ": missing metadata key ", quote(key));
   return *v;
 }
 
 std::string what(const File& f, std::string_view key) {
-  return str_cat(f.path(), ": metadata key '", key, "'");
+  return str_cat(f.path(), ": metadata key ", quote(key));
 }
 
 }  // namespace
@@ -79,7 +80,7 @@ const TensorInfo* File::find_tensor(std::string_view name) const {
 
 const TensorInfo& File::tensor(std::string_view name) const {
   const TensorInfo* t = find_tensor(name);
-  if (t == nullptr) fail(path(), ": no tensor named '", name, "'");
+  if (t == nullptr) fail(path(), ": no tensor named ", quote(name));
   return *t;
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/checked.h"
 #include "core/error.h"
+#include "core/quote.h"
 
 namespace ork::gguf {
 
@@ -128,10 +129,17 @@ class Reader {
           error(what, ": array of ", count, " ", value_type_name(v.elem_type),
                 " elements cannot fit in the ", remaining(), " bytes left in the file");
         }
-        v.array.reserve(size_t(count));
-        for (uint64_t k = 0; k < count; ++k) {
-          v.array.push_back(read_value(v.elem_type, what, depth + 1));
+        // The elements stay in the file: validated here, decoded when read (gguf::ArrayView).
+        const uint64_t start = pos_;
+        const uint64_t fixed = fixed_value_bytes(v.elem_type);
+        if (fixed > 0 && v.elem_type != ValueType::BOOL) {
+          need(count * fixed, what);  // count * fixed <= remaining(): checked above
+          pos_ += count * fixed;
+        } else {
+          for (uint64_t k = 0; k < count; ++k) read_value(v.elem_type, what, depth + 1);
         }
+        v.count = count;
+        v.bytes = std::span<const uint8_t>(data_ + start, size_t(pos_ - start));
         break;
       }
     }
@@ -177,16 +185,16 @@ File Parser::open(const std::string& path) {
   }
 
   // Metadata.
-  f.kv_.reserve(size_t(n_kv));
+  reserve_or_fail(f.kv_, n_kv, str_cat(p, ": metadata_kv_count ", n_kv));
   for (uint64_t k = 0; k < n_kv; ++k) {
     KeyValue kv;
     kv.key = r.read_string(str_cat("key of metadata entry ", k));
-    const std::string what = str_cat("metadata key '", kv.key, "'");
+    const std::string what = str_cat("metadata key ", quote(kv.key));
     const uint32_t type = r.read<uint32_t>(what + " (value type)");
     if (!known_value_type(type)) r.error(what, ": unknown value type ", type);
     kv.value = r.read_value(ValueType(type), what, 0);
     if (!f.kv_index_.emplace(kv.key, f.kv_.size()).second) {
-      r.error("duplicate metadata key '", kv.key, "'");
+      r.error("duplicate metadata key ", quote(kv.key));
     }
     f.kv_.push_back(std::move(kv));
   }
@@ -208,12 +216,12 @@ File Parser::open(const std::string& path) {
     uint64_t rel_offset;
   };
   std::vector<Pending> pending;
-  f.tensors_.reserve(size_t(n_tensors));
-  pending.reserve(size_t(n_tensors));
+  reserve_or_fail(f.tensors_, n_tensors, str_cat(p, ": tensor_count ", n_tensors));
+  reserve_or_fail(pending, n_tensors, str_cat(p, ": tensor_count ", n_tensors));
   for (uint64_t k = 0; k < n_tensors; ++k) {
     TensorInfo t;
     t.name = r.read_string(str_cat("name of tensor ", k));
-    const std::string what = str_cat("tensor '", t.name, "'");
+    const std::string what = str_cat("tensor ", quote(t.name));
     const uint32_t n_dims = r.read<uint32_t>(what + " n_dims");
     if (n_dims < 1 || n_dims > kMaxDims) {
       r.error(what, ": n_dims ", n_dims, " is out of range (1..", kMaxDims, ")");
@@ -251,7 +259,7 @@ File Parser::open(const std::string& path) {
       r.error(what, ": data offset ", rel, " is not a multiple of the alignment ", f.alignment_);
     }
     if (!f.tensor_index_.emplace(t.name, f.tensors_.size()).second) {
-      r.error("duplicate tensor name '", t.name, "'");
+      r.error("duplicate tensor name ", quote(t.name));
     }
     pending.push_back({rel});
     f.tensors_.push_back(std::move(t));
@@ -262,7 +270,7 @@ File Parser::open(const std::string& path) {
   f.data_offset_ = r.add(end_infos, f.alignment_ - 1, "data section offset") & ~(f.alignment_ - 1);
   for (size_t k = 0; k < f.tensors_.size(); ++k) {
     TensorInfo& t = f.tensors_[k];
-    const std::string what = str_cat("tensor '", t.name, "'");
+    const std::string what = str_cat("tensor ", quote(t.name));
     t.offset = r.add(f.data_offset_, pending[k].rel_offset, what + " data offset");
     const uint64_t end = r.add(t.offset, t.n_bytes, what + " data end");
     if (end > size) {

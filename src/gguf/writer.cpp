@@ -12,6 +12,7 @@
 
 #include "core/checked.h"
 #include "core/error.h"
+#include "core/quote.h"
 #include "gguf/file.h"
 
 namespace ork::gguf {
@@ -33,35 +34,11 @@ void put_string(std::vector<uint8_t>& out, std::string_view s) {
   out.insert(out.end(), s.begin(), s.end());
 }
 
-// Encodes the payload of `v` (no type id), checking that its fields are consistent.
 void put_value(std::vector<uint8_t>& out, const Value& v, std::string_view key) {
-  switch (v.type) {
-    case ValueType::UINT8: put<uint8_t>(out, uint8_t(v.u)); break;
-    case ValueType::INT8: put<int8_t>(out, int8_t(v.i)); break;
-    case ValueType::UINT16: put<uint16_t>(out, uint16_t(v.u)); break;
-    case ValueType::INT16: put<int16_t>(out, int16_t(v.i)); break;
-    case ValueType::UINT32: put<uint32_t>(out, uint32_t(v.u)); break;
-    case ValueType::INT32: put<int32_t>(out, int32_t(v.i)); break;
-    case ValueType::UINT64: put<uint64_t>(out, v.u); break;
-    case ValueType::INT64: put<int64_t>(out, v.i); break;
-    case ValueType::FLOAT32: put<float>(out, float(v.f)); break;
-    case ValueType::FLOAT64: put<double>(out, v.f); break;
-    case ValueType::BOOL: put<uint8_t>(out, v.u != 0 ? 1 : 0); break;
-    case ValueType::STRING: put_string(out, v.str); break;
-    case ValueType::ARRAY:
-      put<uint32_t>(out, uint32_t(v.elem_type));
-      put<uint64_t>(out, v.array.size());
-      for (const Value& e : v.array) {
-        if (e.type != v.elem_type) {
-          fail("gguf writer: key '", key, "': array of ", value_type_name(v.elem_type),
-               " holds an element of type ", value_type_name(e.type));
-        }
-        put_value(out, e, key);
-      }
-      break;
-    default:
-      fail("gguf writer: key '", key, "': unknown value type ", uint32_t(v.type));
+  if (v.type == ValueType::ARRAY && v.count > 0 && v.bytes.empty()) {
+    fail("gguf writer: key ", quote(key), ": array of ", v.count, " elements has no bytes");
   }
+  encode_payload(out, v, key);
 }
 
 }  // namespace
@@ -97,7 +74,7 @@ struct Writer::Impl {
     Entry e{std::string(key), v.type, {}};
     put_value(e.payload, v, key);
     if (!kv_index.emplace(e.key, kv.size()).second) {
-      fail("gguf writer: duplicate metadata key '", key, "'");
+      fail("gguf writer: duplicate metadata key ", quote(key));
     }
     kv.push_back(std::move(e));
   }
@@ -225,59 +202,33 @@ void Writer::add_string(std::string_view key, std::string_view x) {
   impl_->add(key, v);
 }
 
+namespace {
+template <typename T, typename Set>
+Value array_from(ValueType elem, const std::vector<T>& x, Set set) {
+  std::vector<Value> elems(x.size(), scalar(elem));
+  for (size_t k = 0; k < x.size(); ++k) set(elems[k], x[k]);
+  return Value::array_of(elem, elems);
+}
+}  // namespace
+
 void Writer::add_string_array(std::string_view key, const std::vector<std::string>& x) {
-  Value v = scalar(ValueType::ARRAY);
-  v.elem_type = ValueType::STRING;
-  v.array.reserve(x.size());
-  for (const std::string& s : x) {
-    Value e = scalar(ValueType::STRING);
-    e.str = s;
-    v.array.push_back(e);
-  }
-  impl_->add(key, v);
+  impl_->add(key, array_from(ValueType::STRING, x, [](Value& e, const std::string& s) { e.str = s; }));
 }
-
 void Writer::add_float32_array(std::string_view key, const std::vector<float>& x) {
-  Value v = scalar(ValueType::ARRAY);
-  v.elem_type = ValueType::FLOAT32;
-  v.array.reserve(x.size());
-  for (float f : x) {
-    Value e = scalar(ValueType::FLOAT32);
-    e.f = f;
-    v.array.push_back(e);
-  }
-  impl_->add(key, v);
+  impl_->add(key, array_from(ValueType::FLOAT32, x, [](Value& e, float f) { e.f = f; }));
 }
-
 void Writer::add_int32_array(std::string_view key, const std::vector<int32_t>& x) {
-  Value v = scalar(ValueType::ARRAY);
-  v.elem_type = ValueType::INT32;
-  v.array.reserve(x.size());
-  for (int32_t i : x) {
-    Value e = scalar(ValueType::INT32);
-    e.i = i;
-    v.array.push_back(e);
-  }
-  impl_->add(key, v);
+  impl_->add(key, array_from(ValueType::INT32, x, [](Value& e, int32_t i) { e.i = i; }));
 }
-
 void Writer::add_uint32_array(std::string_view key, const std::vector<uint32_t>& x) {
-  Value v = scalar(ValueType::ARRAY);
-  v.elem_type = ValueType::UINT32;
-  v.array.reserve(x.size());
-  for (uint32_t u : x) {
-    Value e = scalar(ValueType::UINT32);
-    e.u = u;
-    v.array.push_back(e);
-  }
-  impl_->add(key, v);
+  impl_->add(key, array_from(ValueType::UINT32, x, [](Value& e, uint32_t u) { e.u = u; }));
 }
 
 void Writer::add_value(std::string_view key, const Value& v) { impl_->add(key, v); }
 
 void Writer::add_tensor(std::string_view name, quant::Type type, const std::vector<uint64_t>& dims,
                         const void* data, size_t n_bytes) {
-  const std::string what = str_cat("gguf writer: tensor '", name, "'");
+  const std::string what = str_cat("gguf writer: tensor ", quote(name));
   if (dims.empty() || dims.size() > kMaxDims) {
     fail(what, ": ", dims.size(), " dimensions (must be 1..", kMaxDims, ")");
   }
@@ -298,7 +249,7 @@ void Writer::add_tensor(std::string_view name, quant::Type type, const std::vect
       checked_mul(dims[0] / uint64_t(tr.block_size) * uint64_t(tr.type_size), rows, what.c_str());
   if (expected != n_bytes) fail(what, ": ", n_bytes, " bytes given, the shape needs ", expected);
   if (!impl_->tensor_index.emplace(std::string(name), impl_->tensors.size()).second) {
-    fail("gguf writer: duplicate tensor name '", name, "'");
+    fail("gguf writer: duplicate tensor name ", quote(name));
   }
   const uint8_t* p = static_cast<const uint8_t*>(data);
   impl_->tensors.push_back({std::string(name), type, dims, std::vector<uint8_t>(p, p + n_bytes)});

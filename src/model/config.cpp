@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/quote.h"
 
 namespace ork::model {
 
@@ -37,7 +38,7 @@ Config Config::from_gguf(const gguf::File& f) {
     c.arch = Arch::kQwen3;
     c.qk_norm = true;
   } else {
-    fail(f.path(), ": unsupported architecture '", arch, "' (supported: llama, qwen2, qwen3)");
+    fail(f.path(), ": unsupported architecture ", quote(arch), " (supported: llama, qwen2, qwen3)");
   }
   c.rope_mode = c.arch == Arch::kLlama ? ops::RopeMode::kNormal : ops::RopeMode::kNeox;
   c.name = std::string(f.get_string_or("general.name", ""));
@@ -78,7 +79,7 @@ Config Config::from_gguf(const gguf::File& f) {
   } else if (scaling == "none" || scaling.empty()) {
     scale = f.get_float_or(p + "rope.scale_linear", 1.0);
   } else {
-    fail(f.path(), ": ", p, "rope.scaling.type '", scaling, "' is not supported (none, linear)");
+    fail(f.path(), ": ", p, "rope.scaling.type ", quote(scaling), " is not supported (none, linear)");
   }
   ORK_CHECK(std::isfinite(scale) && scale > 0, f.path(), ": rope scaling factor ", scale,
             " must be > 0");

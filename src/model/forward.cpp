@@ -1,8 +1,11 @@
 #include "model/forward.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 #include "core/error.h"
+#include "core/quote.h"
 #include "ops/activation.h"
 #include "ops/attention.h"
 #include "ops/norm.h"
@@ -10,6 +13,38 @@
 #include "quant/types.h"
 
 namespace ork::model {
+namespace {
+
+// Index of the first NaN or ±Inf of v[0..count), or -1. A branch-free OR of the exponent test per
+// block, so the common all-finite case is one vectorizable pass.
+int64_t first_non_finite(const float* v, int64_t count) {
+  constexpr int64_t kBlock = 256;
+  for (int64_t b = 0; b < count; b += kBlock) {
+    const int64_t e = std::min(count, b + kBlock);
+    uint32_t any = 0;
+    for (int64_t i = b; i < e; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, v + i, sizeof bits);
+      any |= uint32_t((bits & 0x7f800000u) == 0x7f800000u);
+    }
+    if (any != 0) {
+      for (int64_t i = b; i < e; ++i) {
+        if (!std::isfinite(v[i])) return i;
+      }
+    }
+  }
+  return -1;
+}
+
+// Throws when m[rows × width] holds a NaN or Inf, naming `what` and where.
+void check_finite(const float* m, int64_t rows, int64_t width, const char* what, const Linear& w) {
+  const int64_t at = first_non_finite(m, rows * width);
+  if (at < 0) return;
+  fail("non-finite value (", m[at], ") in the ", what, " ", quote(w.name()), " at batch row ", at / width,
+       ", element ", at % width, ": the weights or the input hold NaN/Inf or overflowed");
+}
+
+}  // namespace
 
 Forward::Forward(const Config& config, const Weights& weights, MatmulBackend& backend,
                  ThreadPool& pool)
@@ -48,6 +83,9 @@ void Forward::embed_tokens(const Config& config, const Weights& weights, const i
 }
 
 void Forward::linear(const Linear& w, const float* x, int64_t n, float* y) {
+  // Every path reports non-finite activations alike: the exact path would carry NaN on, the 8-bit
+  // paths would quantize it to a plausible number.
+  check_finite(x, n, w.k, "input of", w);
   backend_.matmul(w, x, n, y);
   if (w.bias != nullptr) {
     for (int64_t i = 0; i < n; ++i) {
@@ -139,6 +177,7 @@ void Forward::run(KvCache& cache, const float* x0, int64_t n, int64_t pos0, bool
     ops::rmsnorm(x_.data() + (first + i) * E, w_.output_norm, E, c_.rms_eps, h_.data() + i * E);
   }
   linear(w_.output, h_.data(), n_out, logits);
+  check_finite(logits, n_out, w_.output.n, "logits of", w_.output);
 }
 
 }  // namespace ork::model

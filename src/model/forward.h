@@ -31,7 +31,8 @@ class Forward {
 
   // Evaluates tokens[0..n) at positions pos0..pos0+n-1; the cache must hold positions < pos0.
   // Writes logits [n_vocab] of the last token, or [n][n_vocab] of every token when all_logits.
-  // Throws ork::Error for a token id outside the vocabulary or positions past the cache.
+  // Throws ork::Error for a token id outside the vocabulary or positions past the cache, and when a
+  // NaN or Inf enters any linear layer or reaches the logits (on every backend alike).
   void eval(KvCache& cache, const int32_t* tokens, int64_t n, int64_t pos0, bool all_logits,
             float* logits);
 

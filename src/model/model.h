@@ -12,11 +12,16 @@
 
 namespace ork::model {
 
+// What Model::load may override in the file.
+struct LoadOptions {
+  std::string tokenizer_pre;  // non-empty: the pre-tokenizer to use instead of tokenizer.ggml.pre
+};
+
 class Model {
  public:
   // Maps and validates `path` (metadata, tensor shapes and types, tokenizer). Throws ork::Error
   // naming the path and what is wrong.
-  static std::unique_ptr<Model> load(const std::string& path);
+  static std::unique_ptr<Model> load(const std::string& path, const LoadOptions& options = {});
 
   const gguf::File& file() const { return file_; }
   const Config& config() const { return config_; }

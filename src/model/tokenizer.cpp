@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/quote.h"
 #include "model/tokenizer_unicode.h"
 
 namespace ork::model {
@@ -12,10 +13,14 @@ namespace {
 
 // Token texts that end generation (llama.cpp llama-vocab.cpp, special_eog_ids). The gpt-oss
 // "<|return|>"/"<|call|>" pair is left out: llama.cpp needs a further hack to then drop "<|end|>".
+// Texts that end generation when they are tokens (llama.cpp llama_vocab::impl::load, its list as of
+// 2026, with the DeepSeek end of sentence); the two exceptions below follow it too.
 constexpr const char* kEogTexts[] = {
-    "<|eot_id|>", "<|im_end|>",   "<|end|>",         "<end_of_turn>",      "<|endoftext|>",
-    "<|eom_id|>", "<EOT>",        "_<EOT>",          "<|end_of_text|>",    "<end_of_utterance>",
-    "[EOT]",      "[EOS]",        "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>",
+    "<|eot_id|>",  "<|im_end|>",       "<|end|>",          "<|return|>",    "<|call|>",
+    "<|flush|>",   "<|calls|>",        "<end_of_turn>",    "<|endoftext|>", "</s>",
+    "<|eom_id|>",  "<EOT>",            "_<EOT>",           "[EOT]",         "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>",      "<turn|>",       "<|tool_response>",
+    "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>",
 };
 
 constexpr std::string_view kSpmSpace = "\xE2\x96\x81";  // U+2581 '▁'
@@ -57,8 +62,8 @@ std::string replace_all(std::string_view s, std::string_view from, std::string_v
 
 Tokenizer::Tokenizer(Vocab v) : vocab_(std::move(v)) {
   const Vocab& V = vocab_;
-  ORK_CHECK(V.model == "llama" || V.model == "gpt2", "tokenizer.ggml.model: unsupported tokenizer '",
-            V.model, "' (supported: llama, gpt2)");
+  ORK_CHECK(V.model == "llama" || V.model == "gpt2", "tokenizer.ggml.model: unsupported tokenizer ",
+            quote(V.model), " (supported: llama, gpt2)");
   spm_ = V.model == "llama";
   const size_t n = V.tokens.size();
   ORK_CHECK(n > 0, "tokenizer.ggml.tokens: the vocabulary is empty");
@@ -92,7 +97,7 @@ Tokenizer::Tokenizer(Vocab v) : vocab_(std::move(v)) {
     const std::string& t = V.tokens[i];
     if (t.empty()) continue;
     const auto [it, inserted] = token_to_id_.emplace(t, static_cast<int32_t>(i));
-    ORK_CHECK(inserted, "tokenizer.ggml.tokens: duplicate token '", t, "' at ids ", it->second,
+    ORK_CHECK(inserted, "tokenizer.ggml.tokens: duplicate token ", quote(t), " at ids ", it->second,
               " and ", i);
   }
 
@@ -106,10 +111,21 @@ Tokenizer::Tokenizer(Vocab v) : vocab_(std::move(v)) {
     if (id < 0) continue;
     eog_[id] = 1;
     if (types_[id] != TokenType::kControl) {  // llama.cpp: "control-looking token ... overridden"
-      log::debug("tokenizer: token ", id, " '", text, "' ends generation; treating it as control");
+      log::debug("tokenizer: token ", id, " ", quote(text), " ends generation; treating it as control");
       types_[id] = TokenType::kControl;
     }
   }
+  const auto is_eog = [&](const char* text) {
+    const int32_t id = find_token(text);
+    return id >= 0 && eog_[id] != 0 ? id : -1;
+  };
+  // o200k_harmony (gpt-oss): with <|return|> and <|call|>, <|end|> ends a message, not generation.
+  if (const int32_t end = is_eog("<|end|>"); end >= 0 && is_eog("<|return|>") >= 0 && is_eog("<|call|>") >= 0) {
+    eog_[end] = 0;
+    types_[end] = TokenType::kUserDefined;
+  }
+  // Gemma 4 (it has <|tool_response>): </s> is text there.
+  if (const int32_t s = is_eog("</s>"); s >= 0 && is_eog("<|tool_response>") >= 0 && s != V.eos) eog_[s] = 0;
 
   // Special tokens, longest first (ties by id), for the partition before tokenizing.
   for (size_t i = 0; i < n; ++i) {

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/quote.h"
 #include "model/tokenizer.h"
 #include "model/tokenizer_unicode.h"
 
@@ -47,14 +48,14 @@ void Tokenizer::build_merges() {
     const std::string& m = merges[i];
     // Split at the first space after the first byte (llama.cpp: word.find(' ', 1)).
     const size_t sp = m.size() > 1 ? m.find(' ', 1) : std::string::npos;
-    ORK_CHECK(sp != std::string::npos && sp + 1 < m.size(), "tokenizer.ggml.merges[", i, "] '", m,
-              "': expected two tokens separated by a space");
+    ORK_CHECK(sp != std::string::npos && sp + 1 < m.size(), "tokenizer.ggml.merges[", i, "] ", quote(m),
+              ": expected two tokens separated by a space");
     const std::string left = m.substr(0, sp), right = m.substr(sp + 1);
     const int32_t l = find_token(left), r = find_token(right), merged = find_token(left + right);
-    ORK_CHECK(l >= 0, "tokenizer.ggml.merges[", i, "] '", m, "': '", left, "' is not a token");
-    ORK_CHECK(r >= 0, "tokenizer.ggml.merges[", i, "] '", m, "': '", right, "' is not a token");
-    ORK_CHECK(merged >= 0, "tokenizer.ggml.merges[", i, "] '", m, "': the result '", left + right,
-              "' is not a token");
+    ORK_CHECK(l >= 0, "tokenizer.ggml.merges[", i, "] ", quote(m), ": ", quote(left), " is not a token");
+    ORK_CHECK(r >= 0, "tokenizer.ggml.merges[", i, "] ", quote(m), ": ", quote(right), " is not a token");
+    ORK_CHECK(merged >= 0, "tokenizer.ggml.merges[", i, "] ", quote(m), ": the result ", quote(left + right),
+              " is not a token");
     merges_.try_emplace(pair_key(l, r), static_cast<int32_t>(i), merged);  // first rank wins
   }
 }
@@ -116,8 +117,8 @@ void Tokenizer::encode_bpe(std::string_view text, std::vector<int32_t>& out) con
       } else if (vocab_.unk >= 0) {  // a byte whose mapped character is not a token
         out.push_back(vocab_.unk);
       } else {  // llama.cpp drops it too
-        log::debug("tokenizer: dropping '", w.substr(sym[i].begin, sym[i].n),
-                   "': not a token and no unknown token");
+        log::debug("tokenizer: dropping ", quote(w.substr(sym[i].begin, sym[i].n)),
+                   ": not a token and no unknown token");
       }
     }
   }

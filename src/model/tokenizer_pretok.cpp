@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/quote.h"
 #include "model/tokenizer_unicode.h"
 #include "model/tokenizer_vocab.h"
 
@@ -25,6 +26,20 @@ constexpr const char* kQwen2 =
 // hand-written splitter (unicode_regex_split_custom_gpt2) that does include the "\s+" branch.
 constexpr const char* kGpt2 =
     R"re('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)re";
+
+// Qwen3.5: qwen2 with combining marks (\p{M}) inside words and out of the punctuation runs.
+constexpr const char* kQwen35 =
+    R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+// Mistral Nemo (tekken), as llama.cpp rewrites tokenizer.json's \p{Lu}/\p{Ll} classes: "upper" is a
+// letter that is not a-z, "lower" a letter that is not A-Z.
+constexpr const char* kTekken =
+    R"re([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+// DeepSeek LLM: the cased letters of llama.cpp's list (Latin, Greek, Cyrillic, Armenian, Georgian,
+// Cherokee, ..., fullwidth, Deseret, Osage, Old Hungarian, Warang Citi, Adlam), written as code points.
+constexpr const char* kDeepseekLetters =
+    R"re(\s?[A-Za-z\x{b5}\x{c0}-\x{d6}\x{d8}-\x{f6}\x{f8}-\x{1ba}\x{1bc}-\x{1bf}\x{1c4}-\x{293}\x{295}-\x{2af}\x{370}-\x{373}\x{376}\x{377}\x{37b}-\x{37d}\x{37f}\x{386}\x{388}-\x{38a}\x{38c}\x{38e}-\x{3a1}\x{3a3}-\x{3f5}\x{3f7}-\x{481}\x{48a}-\x{52f}\x{531}-\x{556}\x{10a0}-\x{10c5}\x{13a0}-\x{13f5}\x{13f8}-\x{13fd}\x{1c90}-\x{1cba}\x{1cbd}-\x{1cbf}\x{1d00}-\x{1d2b}\x{1d6b}-\x{1d77}\x{1d79}-\x{1d9a}\x{1e00}-\x{1f15}\x{1f18}-\x{1f1d}\x{1f20}-\x{1f45}\x{1f48}-\x{1f4d}\x{1f50}-\x{1f57}\x{1f59}\x{1f5b}\x{1f5d}\x{1f5f}-\x{1f7d}\x{1f80}-\x{1fb4}\x{1fb6}-\x{1fbc}\x{1fbe}\x{1fc2}-\x{1fc4}\x{1fc6}-\x{1fcc}\x{1fd0}-\x{1fd3}\x{1fd6}-\x{1fdb}\x{1fe0}-\x{1fec}\x{1ff2}-\x{1ff4}\x{1ff6}-\x{1ffc}\x{2102}\x{2107}\x{210a}-\x{2113}\x{2115}\x{2119}-\x{211d}\x{2124}\x{2126}\x{2128}\x{212a}-\x{212d}\x{212f}-\x{2134}\x{2139}\x{213c}-\x{213f}\x{2145}-\x{2149}\x{214e}\x{2183}\x{2184}\x{2c00}-\x{2c7b}\x{2c7e}-\x{2ce4}\x{2ceb}-\x{2cee}\x{2cf2}\x{2cf3}\x{a640}-\x{a66d}\x{a680}-\x{a69b}\x{a722}-\x{a76f}\x{a771}-\x{a787}\x{a78b}-\x{a78e}\x{ab70}-\x{abbf}\x{fb00}-\x{fb06}\x{fb13}-\x{fb17}\x{ff21}-\x{ff3a}\x{ff41}-\x{ff5a}\x{10400}-\x{1044f}\x{104b0}-\x{104d3}\x{104d8}-\x{104fb}\x{10c80}-\x{10cb2}\x{10cc0}-\x{10cf2}\x{118a0}-\x{118df}\x{1e900}-\x{1e943}]+)re";
+// CJK ideographs (U+4E00..U+9FA5), U+0800..U+4E00 and Hangul (U+AC00..U+D7FF), as llama.cpp lists them.
+constexpr const char* kDeepseekCjk = R"re([\x{4e00}-\x{9fa5}\x{800}-\x{4e00}\x{ac00}-\x{d7ff}]+)re";
 
 struct Entry {
   std::vector<const char*> names;
@@ -48,6 +63,18 @@ const std::vector<Entry>& table() {
        {"starcoder", {R"re(\p{N})re", kGpt2}, false, false}},
       {{"falcon"},
        {"falcon", {R"re([\p{P}\$\+<=>\^~\|`]+)re", kGpt2, R"re([0-9][0-9][0-9])re"}, false, false}},
+      {{"qwen35"}, {"qwen35", {kQwen35}, false, false}},
+      {{"tekken"}, {"tekken", {kTekken}, true, true}},
+      // llama.cpp's "$" (std::regex: the end of the piece) is PCRE2's \z.
+      {{"deepseek-llm"},
+       {"deepseek-llm",
+        {R"re([\r\n])re", kDeepseekLetters,
+         R"re(\s?[!-/:-~\x{ff01}-\x{ff0f}\x{ff1a}-\x{ff5e}\x{2018}-\x{201f}\x{3000}-\x{3002}]+)re", R"re(\s+\z)re",
+         kDeepseekCjk, R"re(\p{N}+)re"},
+        false,
+        false}},
+      {{"deepseek-coder"},
+       {"deepseek-coder", {R"re([\r\n])re", R"re(\s?\p{L}+)re", R"re(\s?\p{P}+)re", kDeepseekCjk, R"re(\p{N})re"}, false, false}},
       {{"", "default"},
        {"default",
         {R"re([\p{P}\$\+<=>\^~\|]+)re", kGpt2, R"re(\p{N}+)re", R"re([0-9][0-9][0-9])re"},
@@ -55,11 +82,6 @@ const std::vector<Entry>& table() {
         false}},
   };
   return t;
-}
-
-const PreTokenizerSpec& gpt2_fallback() {
-  static const PreTokenizerSpec s{"gpt2", {kGpt2}, false, false};
-  return s;
 }
 
 }  // namespace
@@ -88,15 +110,23 @@ struct PreTokenizer::Compiled {
   }
 };
 
-PreTokenizer::PreTokenizer(std::string_view pre) : compiled_(std::make_unique<Compiled>()) {
-  if (const PreTokenizerSpec* s = find_pre_tokenizer(pre)) {
-    spec_ = *s;
-  } else {
-    log::warn("tokenizer.ggml.pre '", pre,
-              "' is not a known pre-tokenizer; using the GPT-2 regex (tokenization may differ "
-              "from the model's own)");
-    spec_ = gpt2_fallback();
+std::string known_pre_tokenizers() {
+  std::string names;
+  for (const Entry& e : table()) {
+    for (const char* n : e.names) {
+      if (*n != 0) names += (names.empty() ? "" : ", ") + std::string(n);
+    }
   }
+  return names;
+}
+
+PreTokenizer::PreTokenizer(std::string_view pre) : compiled_(std::make_unique<Compiled>()) {
+  const PreTokenizerSpec* s = find_pre_tokenizer(pre);
+  if (s == nullptr) {
+    fail("tokenizer.ggml.pre ", quote(pre), " is not a pre-tokenizer ork knows; --tokenizer-pre NAME "
+         "forces one (gpt2 is the GPT-2 regex; known: ", known_pre_tokenizers(), ")");
+  }
+  spec_ = *s;
   for (const std::string& pattern : spec_.regexes) {
     int err = 0;
     PCRE2_SIZE err_off = 0;
@@ -105,7 +135,7 @@ PreTokenizer::PreTokenizer(std::string_view pre) : compiled_(std::make_unique<Co
     if (code == nullptr) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(err, msg, sizeof msg);
-      fail("pre-tokenizer '", spec_.family, "': regex does not compile at offset ", err_off, ": ",
+      fail("pre-tokenizer ", quote(spec_.family), ": regex does not compile at offset ", err_off, ": ",
            reinterpret_cast<const char*>(msg), " (", pattern, ")");
     }
     compiled_->codes.push_back(code);
@@ -140,7 +170,7 @@ void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& o
         if (rc < 0) {
           PCRE2_UCHAR msg[256];
           pcre2_get_error_message(rc, msg, sizeof msg);
-          fail("pre-tokenizer '", spec_.family, "': PCRE2 match failed: ",
+          fail("pre-tokenizer ", quote(spec_.family), ": PCRE2 match failed: ",
                reinterpret_cast<const char*>(msg));
         }
         const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);

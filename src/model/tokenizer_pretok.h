@@ -26,8 +26,8 @@ const PreTokenizerSpec* find_pre_tokenizer(std::string_view pre);
 
 class PreTokenizer {
  public:
-  // Resolves `pre`; an unknown name logs a warning and falls back to the GPT-2 regex (llama.cpp
-  // refuses such files; ork runs them). Throws ork::Error if a pattern does not compile.
+  // Resolves `pre`. Throws ork::Error naming it when it is not known (as llama.cpp refuses such
+  // files; Model::load's LoadOptions::tokenizer_pre, --tokenizer-pre, forces a known one instead).
   explicit PreTokenizer(std::string_view pre);
   ~PreTokenizer();
   PreTokenizer(PreTokenizer&&) noexcept;

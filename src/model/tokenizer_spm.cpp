@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "core/error.h"
+#include "core/quote.h"
 #include "model/tokenizer.h"
 #include "model/tokenizer_unicode.h"
 
@@ -82,8 +83,8 @@ void Tokenizer::encode_spm(std::string_view text, std::vector<int32_t>& out) con
     if (all_bytes) {
       for (char c : piece) out.push_back(byte_token_[static_cast<uint8_t>(c)]);
     } else {
-      ORK_CHECK(vocab_.unk >= 0, "tokenizer: cannot encode the bytes of '", piece,
-                "': the vocabulary has neither byte tokens <0xNN> nor an unknown token");
+      ORK_CHECK(vocab_.unk >= 0, "tokenizer: cannot encode the bytes of ", quote(piece),
+                ": the vocabulary has neither byte tokens <0xNN> nor an unknown token");
       out.push_back(vocab_.unk);
     }
   }

@@ -3,7 +3,11 @@
 #include "model/tokenizer_vocab.h"
 
 #include <limits>
+#include <new>
+#include <string>
+#include <vector>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "gguf/file.h"
 
@@ -26,6 +30,21 @@ int32_t read_id(const gguf::File& f, const char* key, int32_t def) {
   return static_cast<int32_t>(id);
 }
 
+// Appends the strings of `arr` to `out` (reserved), or ork::Error naming the key and the bytes when
+// the machine cannot hold them.
+void copy_strings(const gguf::File& f, const char* key, const gguf::ArrayView& arr, std::vector<std::string>& out) {
+  uint64_t bytes = 0;
+  try {
+    for (const gguf::Value& e : arr) {
+      bytes += e.str.size();
+      out.emplace_back(e.str);
+    }
+  } catch (const std::bad_alloc&) {
+    fail(f.path(), ": ", key, ": cannot allocate its ", arr.size(), " strings (", bytes,
+         " bytes copied when memory ran out)");
+  }
+}
+
 }  // namespace
 
 Vocab read_vocab(const gguf::File& f) {
@@ -36,8 +55,8 @@ Vocab read_vocab(const gguf::File& f) {
   {
     const char* key = "tokenizer.ggml.tokens";
     const auto& arr = require(f, key).as_array(key, gguf::ValueType::STRING);
-    v.tokens.reserve(arr.size());
-    for (const gguf::Value& e : arr) v.tokens.emplace_back(e.str);
+    reserve_or_fail(v.tokens, arr.size(), str_cat(f.path(), ": ", key));
+    copy_strings(f, key, arr, v.tokens);
   }
   const size_t n = v.tokens.size();
 
@@ -48,7 +67,7 @@ Vocab read_vocab(const gguf::File& f) {
                   (et == gguf::ValueType::FLOAT32 || et == gguf::ValueType::INT32),
               f.path(), ": ", key, " must be an array of float32 or int32");
     const auto& arr = s->as_array(key, et);
-    v.scores.reserve(arr.size());
+    reserve_or_fail(v.scores, arr.size(), str_cat(f.path(), ": ", key));
     for (const gguf::Value& e : arr) v.scores.push_back(static_cast<float>(e.as_float(key)));
   }
   if (const gguf::Value* t = f.find("tokenizer.ggml.token_type")) {
@@ -56,14 +75,14 @@ Vocab read_vocab(const gguf::File& f) {
     ORK_CHECK(t->type == gguf::ValueType::ARRAY && t->elem_type == gguf::ValueType::INT32, f.path(),
               ": ", key, " must be an array of int32");
     const auto& arr = t->as_array(key, gguf::ValueType::INT32);
-    v.types.reserve(arr.size());
+    reserve_or_fail(v.types, arr.size(), str_cat(f.path(), ": ", key));
     for (const gguf::Value& e : arr) v.types.push_back(static_cast<int32_t>(e.as_int(key)));
   }
   if (v.model == "gpt2") {
     const char* key = "tokenizer.ggml.merges";
     const auto& arr = require(f, key).as_array(key, gguf::ValueType::STRING);
-    v.merges.reserve(arr.size());
-    for (const gguf::Value& e : arr) v.merges.emplace_back(e.str);
+    reserve_or_fail(v.merges, arr.size(), str_cat(f.path(), ": ", key));
+    copy_strings(f, key, arr, v.merges);
   }
 
   // llama.cpp's default special ids for SPM, kept only when inside the vocabulary.

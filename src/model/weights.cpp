@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/quote.h"
 #include "quant/types.h"
 
 namespace ork::model {
@@ -19,7 +20,7 @@ std::string dims_str(const std::vector<uint64_t>& d) {
 const gguf::TensorInfo& need(const gguf::File& f, const std::string& name,
                              std::vector<uint64_t> dims) {
   const gguf::TensorInfo& t = f.tensor(name);
-  ORK_CHECK(t.dims == dims, f.path(), ": tensor '", name, "' has shape ", dims_str(t.dims),
+  ORK_CHECK(t.dims == dims, f.path(), ": tensor ", quote(name), " has shape ", dims_str(t.dims),
             ", expected ", dims_str(dims));
   return t;
 }
@@ -35,7 +36,7 @@ std::unique_ptr<Weights> Weights::bind(const gguf::File& f, const Config& c) {
   auto vec = [&](const std::string& name, uint64_t n) -> const float* {
     const gguf::TensorInfo& t = need(f, name, {n});
     const auto& tr = quant::traits(t.type);
-    ORK_CHECK(tr.block_size == 1, f.path(), ": tensor '", name, "' has type ", tr.name,
+    ORK_CHECK(tr.block_size == 1, f.path(), ": tensor ", quote(name), " has type ", tr.name,
               "; a 1-D tensor must be f32, f16 or bf16");
     auto v = std::make_unique<std::vector<float>>(n);
     tr.decode(t.data, v->data(), int64_t(n));
@@ -48,7 +49,7 @@ std::unique_ptr<Weights> Weights::bind(const gguf::File& f, const Config& c) {
     l.k = int64_t(k);
     l.n = int64_t(n);
     const auto& tr = quant::traits(l.w->type);
-    ORK_CHECK(int64_t(k) % tr.block_size == 0, f.path(), ": tensor '", name, "' rows of ", k,
+    ORK_CHECK(int64_t(k) % tr.block_size == 0, f.path(), ": tensor ", quote(name), " rows of ", k,
               " are not whole ", tr.name, " blocks");
     return l;
   };
@@ -58,21 +59,21 @@ std::unique_ptr<Weights> Weights::bind(const gguf::File& f, const Config& c) {
   // rather than ignore it.
   for (const gguf::TensorInfo& t : f.tensors()) {
     const std::string_view n = t.name;
-    ORK_CHECK(!(n.starts_with("blk.") && n.ends_with(".rope_freqs.weight")), f.path(), ": tensor '", n,
-              "' (per-layer RoPE frequency factors) is not supported; only one rope_freqs.weight "
+    ORK_CHECK(!(n.starts_with("blk.") && n.ends_with(".rope_freqs.weight")), f.path(), ": tensor ", quote(n),
+              " (per-layer RoPE frequency factors) is not supported; only one rope_freqs.weight "
               "shared by every layer is");
   }
   if (const gguf::TensorInfo* t = f.find_tensor("rope_freqs.weight")) {
     const std::string name = "rope_freqs.weight";
-    ORK_CHECK(t->type == quant::Type::F32 || t->type == quant::Type::F16, f.path(), ": tensor '", name,
-              "' has type ", quant::type_name(uint32_t(t->type)), "; it must be f32 or f16");
-    ORK_CHECK(t->dims == std::vector<uint64_t>{uint64_t(c.n_rot / 2)}, f.path(), ": tensor '", name,
-              "' has shape ", dims_str(t->dims), ", expected {", c.n_rot / 2,
+    ORK_CHECK(t->type == quant::Type::F32 || t->type == quant::Type::F16, f.path(), ": tensor ", quote(name),
+              " has type ", quant::type_name(uint32_t(t->type)), "; it must be f32 or f16");
+    ORK_CHECK(t->dims == std::vector<uint64_t>{uint64_t(c.n_rot / 2)}, f.path(), ": tensor ", quote(name),
+              " has shape ", dims_str(t->dims), ", expected {", c.n_rot / 2,
               "} (rope.dimension_count / 2 = ", c.n_rot, " / 2)");
     w.rope_freqs = vec(name, uint64_t(c.n_rot / 2));
     for (int64_t i = 0; i < c.n_rot / 2; ++i) {
       const float v = w.rope_freqs[i];
-      ORK_CHECK(std::isfinite(v) && v > 0.0f, f.path(), ": tensor '", name, "' element ", i, " = ", v,
+      ORK_CHECK(std::isfinite(v) && v > 0.0f, f.path(), ": tensor ", quote(name), " element ", i, " = ", v,
                 " must be finite and > 0");
     }
   }

@@ -1,12 +1,13 @@
 #include "runtime/cpu_int8_matmul.h"
 
 #include "core/error.h"
+#include "core/quote.h"
 #include "ops/matmul_w8a8.h"
 
 namespace ork::runtime {
 
 void CpuInt8Matmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {
-  ORK_CHECK(w.index >= 0 && size_t(w.index) < quantized_.size(), "weight '", w.name(), "' has no index");
+  ORK_CHECK(w.index >= 0 && size_t(w.index) < quantized_.size(), "weight ", quote(w.name()), " has no index");
   const weights::QuantizedRows* q = nullptr;
   {
     std::lock_guard lock(mutex_);

@@ -113,7 +113,11 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
                                                                     : options.share_weights_with;
   options_.device = device;
 
-  model_ = model::Model::load(options.model_path);
+  try {
+    model_ = model::Model::load(options.model_path, {options.tokenizer_pre});
+  } catch (const Error& e) {
+    throw LoadError(e.what());
+  }
   pool_ = std::make_unique<ThreadPool>(options.threads, options.pin_threads);
   forward_mutex_ = options.share_scratch_with != nullptr ? options.share_scratch_with->forward_mutex_
                                                          : std::make_shared<std::mutex>();
@@ -140,6 +144,7 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   }
   weights::StoreOptions sopts;
   sopts.persist_path = options.persist_path;
+  sopts.evict_src = options.evict_src;
   store_ = std::make_unique<weights::Store>(*model_, sopts);
   weights::PlanOptions popts;
   popts.residency = options.residency;
@@ -301,7 +306,7 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
   ORK_CHECK(n_ctx >= 0 && n_ctx <= (int64_t(1) << 24), "context size ", n_ctx, " is out of range");
   MemoryPlan mp;
   mp.device = device;
-  const std::unique_ptr<model::Model> model = model::Model::load(options.model_path);
+  const std::unique_ptr<model::Model> model = model::Model::load(options.model_path, {options.tokenizer_pre});
   const model::Config& c = model->config();
   mp.n_ctx = n_ctx > 0 ? n_ctx : std::min<int64_t>(c.n_ctx_train, 4096);
   mp.model_file_bytes = model->tensor_bytes();
@@ -348,6 +353,7 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
     if (other != nullptr) {
       weights::StoreOptions sopts;
       sopts.persist_path = options.persist_path;
+      sopts.evict_src = options.evict_src;
       weights::Store store(*model, sopts);
       shared = other->identical_weights(*model, store);
       if (!shared.empty()) {

@@ -37,6 +37,13 @@ struct ExternalMemory {
   uint64_t size = 0;
 };
 
+// The model file cannot be loaded (Model::load failed: a missing, corrupt or unsupported file). The
+// C API maps it to ORK_ERR_LOAD; every other error of loading an Engine is the device's.
+class LoadError : public Error {
+ public:
+  explicit LoadError(const std::string& msg) : Error(msg) {}
+};
+
 // Caller memory that cannot be used: too small for its domain (needed > 0: the bytes that domain
 // needs), or not usable at all (needed == 0).
 class CallerMemError : public Error {
@@ -74,6 +81,7 @@ struct EngineOptions {
   int64_t m_max = 128;          // rows per device matmul call
   std::string persist_path;     // .orkpack cache (ORK_PERSIST, --persist); "" = none
   bool evict_src = false;       // drop GGUF pages of packed weights (ORK_EVICT_SRC, --evict-src)
+  std::string tokenizer_pre;     // non-empty: overrides tokenizer.ggml.pre (--tokenizer-pre)
 
   // Sharing with an Engine loaded earlier (npu/sim only; it must outlive this one). Either one makes
   // this Engine use that Engine's Device (the device options above are then ignored).

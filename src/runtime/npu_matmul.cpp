@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/quote.h"
 #include "quant/requant.h"
 
 namespace ork::runtime {
@@ -31,8 +32,8 @@ void NpuMatmul::redirect(int32_t weight, weights::Cache& other, int32_t other_we
 }
 
 void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {
-  ORK_CHECK(w.index >= 0 && size_t(w.index) < redirect_.size(), "weight '", w.name(),
-            "' is not in the device plan");
+  ORK_CHECK(w.index >= 0 && size_t(w.index) < redirect_.size(), "weight ", quote(w.name()),
+            " is not in the device plan");
   const Source src = redirect_[size_t(w.index)];
   weights::Cache& cache = src.cache != nullptr ? *src.cache : cache_;
   const int32_t widx = src.cache != nullptr ? src.weight : w.index;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/quote.h"
 #include "core/timer.h"
 
 namespace ork::weights {
@@ -68,8 +69,8 @@ bool Cache::load_locked(std::unique_lock<std::mutex>& lock, int32_t unit,
         continue;
       }
       give_up();
-      fail("weight streaming: the budget of ", plan_.budget_bytes, " bytes cannot hold '",
-           wp.linear->name(), "' slice of ", sl.bytes, " bytes beside the pinned weights");
+      fail("weight streaming: the budget of ", plan_.budget_bytes, " bytes cannot hold ",
+           quote(wp.linear->name()), " slice of ", sl.bytes, " bytes beside the pinned weights");
     }
   }
   reserved_bytes_ += sl.bytes;

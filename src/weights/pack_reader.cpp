@@ -5,6 +5,7 @@
 
 #include "core/checked.h"
 #include "core/error.h"
+#include "core/quote.h"
 #include "weights/hash64.h"
 
 namespace ork::weights {
@@ -111,7 +112,7 @@ void PackReader::parse() {
     } else {
       ORK_CHECK(e.scale_offset == 0 && e.scale_size == 0, what, ": f16 entry has scales");
     }
-    ORK_CHECK(index_.find(e.name) == index_.end(), p, ": duplicate entry '", e.name, "'");
+    ORK_CHECK(index_.find(e.name) == index_.end(), p, ": duplicate entry ", quote(e.name));
     entries_.push_back(std::move(e));
     index_.emplace(entries_.back().name, entries_.size() - 1);
   }

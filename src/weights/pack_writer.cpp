@@ -10,6 +10,7 @@
 
 #include "core/checked.h"
 #include "core/error.h"
+#include "core/quote.h"
 #include "weights/hash64.h"
 #include "weights/pack_reader.h"
 
@@ -92,12 +93,12 @@ void PackWriter::write_at(const void* data, uint64_t size, uint64_t offset) {
 }
 
 bool PackWriter::append(std::string_view name, const PackedView& w) {
-  ORK_CHECK(w.dtype == dtype_, tmp_path(), ": entry '", name, "' is ", npu::dtype_name(w.dtype),
+  ORK_CHECK(w.dtype == dtype_, tmp_path(), ": entry ", quote(name), " is ", npu::dtype_name(w.dtype),
             ", the pack is ", npu::dtype_name(dtype_));
   ORK_CHECK(!name.empty() && name.size() <= kPackMaxName, tmp_path(), ": entry name of ",
             name.size(), " bytes (1..", kPackMaxName, ")");
-  ORK_CHECK(w.dtype != npu::Dtype::kI8 || w.scales != nullptr, tmp_path(), ": entry '", name,
-            "' has no scales");
+  ORK_CHECK(w.dtype != npu::Dtype::kI8 || w.scales != nullptr, tmp_path(), ": entry ", quote(name),
+            " has no scales");
   // Checksum outside the lock: it reads the whole blob.
   const uint64_t checksum = entry_checksum(w);
   std::lock_guard<std::mutex> lock(mutex_);

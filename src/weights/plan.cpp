@@ -4,6 +4,7 @@
 
 #include "core/checked.h"
 #include "core/error.h"
+#include "core/quote.h"
 #include "weights/packed.h"
 
 namespace ork::weights {
@@ -12,7 +13,7 @@ Residency parse_residency(const std::string& t) {
   if (t == "auto") return Residency::kAuto;
   if (t == "resident") return Residency::kResident;
   if (t == "stream") return Residency::kStream;
-  fail("residency '", t, "' is not one of auto, resident, stream");
+  fail("residency ", quote(t), " is not one of auto, resident, stream");
 }
 
 const char* residency_name(Residency r) {
@@ -55,7 +56,7 @@ namespace {
 std::vector<Slice> slice_weight(const model::Linear& w, uint64_t max_bytes) {
   const uint64_t row_bytes = std::max<uint64_t>(packed_bytes(32, w.k) / 32, 1);
   int64_t rows = int64_t(max_bytes / row_bytes) / 32 * 32;
-  ORK_CHECK(rows >= 32, "weight '", w.name(), "' (K = ", w.k, ") has rows too long for slices of ",
+  ORK_CHECK(rows >= 32, "weight ", quote(w.name()), " (K = ", w.k, ") has rows too long for slices of ",
             max_bytes, " bytes");
   std::vector<Slice> out;
   for (int64_t n0 = 0; n0 < w.n; n0 += rows) {

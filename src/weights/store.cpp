@@ -1,10 +1,13 @@
 #include "weights/store.h"
 
+#include <cmath>
+
 #include <sys/stat.h>
 
 #include "core/env.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/quote.h"
 #include "core/timer.h"
 #include "weights/pack_grouped.h"
 #include "weights/pack_reader.h"
@@ -77,8 +80,8 @@ std::shared_ptr<Store::Source> Store::open_source(const std::string& path,
       continue;
     }
     if (stale++ == 0) {
-      first = e == nullptr ? str_cat("'", l.name(), "' is missing")
-                           : str_cat("'", l.name(), "' is ", e->n, "x", e->k, " ",
+      first = e == nullptr ? str_cat("", quote(l.name()), " is missing")
+                           : str_cat("", quote(l.name()), " is ", e->n, "x", e->k, " ",
                                      npu::dtype_name(e->dtype), ", the model's is ", l.n, "x",
                                      l.k, " i8");
     }
@@ -140,6 +143,19 @@ void Store::append(const std::shared_ptr<PackWriter>& writer, const model::Linea
   }
 }
 
+namespace {
+
+// True when every per-row scale of v is finite (f16 packs have none).
+bool scales_finite(const PackedView& v) {
+  if (v.scales == nullptr) return true;
+  for (int64_t r = 0; r < v.n; ++r) {
+    if (!std::isfinite(v.scales[r])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Packed Store::get(const model::Linear& w) {
   const size_t i = index_of(w);
   std::shared_ptr<Source> src;
@@ -156,7 +172,9 @@ Packed Store::get(const model::Linear& w) {
     const PackEntry& e = *src->entry[i];
     uint8_t st = src->state[i].load(std::memory_order_acquire);
     if (st == kUnknown) {
-      st = src->reader->verify(e) ? kGood : kBad;
+      // Damaged: a failed checksum, or scales that are not finite (a pack whose checksums hold over
+      // NaN/Inf scales was written wrong and would make every output of that weight NaN).
+      st = src->reader->verify(e) && scales_finite(src->reader->view(e)) ? kGood : kBad;
       src->state[i].store(st, std::memory_order_release);
     }
     if (st == kGood) {
@@ -170,9 +188,9 @@ Packed Store::get(const model::Linear& w) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!warned_entry_) {
         warned_entry_ = true;
-        log::warn(src->reader->path(), ": entry '", e.name, "' fails its checksum; repacking");
+        log::warn(src->reader->path(), ": entry ", quote(e.name), " is damaged (checksum or non-finite scales); repacking");
       } else {
-        log::debug(src->reader->path(), ": entry '", e.name, "' fails its checksum; repacking");
+        log::debug(src->reader->path(), ": entry ", quote(e.name), " is damaged (checksum or non-finite scales); repacking");
       }
       if (writer_ == nullptr && !persist_disabled_) start_writer();
       writer = writer_;
@@ -216,7 +234,9 @@ void Store::publish() {
         const PackEntry& e = *src->entry[i];
         uint8_t st = src->state[i].load(std::memory_order_acquire);
         if (st == kUnknown) {
-          st = src->reader->verify(e) ? kGood : kBad;
+          // Damaged: a failed checksum, or scales that are not finite (a pack whose checksums hold over
+      // NaN/Inf scales was written wrong and would make every output of that weight NaN).
+      st = src->reader->verify(e) && scales_finite(src->reader->view(e)) ? kGood : kBad;
           src->state[i].store(st, std::memory_order_release);
         }
         if (st == kGood) {

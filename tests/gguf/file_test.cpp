@@ -69,37 +69,25 @@ TEST(GgufFile, RoundTripsEveryValueType) {
   w.add_uint32_array("ua", {1, 2, 4294967295u});
   w.add_int32_array("empty_array", {});
   // Nested: an array of two arrays of strings, and an array of arrays of arrays of u8.
-  Value nested = make(ValueType::ARRAY);
-  nested.elem_type = ValueType::ARRAY;
+  std::vector<Value> inners;
   for (int k = 0; k < 2; ++k) {
-    Value inner = make(ValueType::ARRAY);
-    inner.elem_type = ValueType::STRING;
+    std::vector<Value> strs;
     for (int j = 0; j <= k; ++j) {
       Value s = make(ValueType::STRING);
       s.str = k == 0 ? "x" : "yz";
-      inner.array.push_back(s);
+      strs.push_back(s);
     }
-    nested.array.push_back(inner);
+    inners.push_back(Value::array_of(ValueType::STRING, strs));
   }
-  w.add_value("nested", nested);
-  Value deep = make(ValueType::ARRAY);
-  deep.elem_type = ValueType::ARRAY;
-  Value mid = make(ValueType::ARRAY);
-  mid.elem_type = ValueType::ARRAY;
-  Value leaf = make(ValueType::ARRAY);
-  leaf.elem_type = ValueType::UINT8;
+  w.add_value("nested", Value::array_of(ValueType::ARRAY, inners));
   Value b = make(ValueType::UINT8);
   b.u = 9;
-  leaf.array = {b, b};
-  mid.array = {leaf};
-  deep.array = {mid, mid};
-  w.add_value("deep", deep);
-  Value i64s = make(ValueType::ARRAY);
-  i64s.elem_type = ValueType::INT64;
+  const Value leaf = Value::array_of(ValueType::UINT8, {b, b});
+  const Value mid = Value::array_of(ValueType::ARRAY, {leaf});
+  w.add_value("deep", Value::array_of(ValueType::ARRAY, {mid, mid}));
   Value e = make(ValueType::INT64);
   e.i = -5;
-  i64s.array = {e};
-  w.add_value("i64s", i64s);
+  w.add_value("i64s", Value::array_of(ValueType::INT64, {e}));
 
   const std::string path = dir.file("v.gguf");
   w.write(path);
@@ -151,7 +139,7 @@ TEST(GgufFile, RoundTripsEveryValueType) {
   ASSERT_EQ(n.size(), 2u);
   EXPECT_EQ(n[0].as_array("n0", ValueType::STRING).size(), 1u);
   ASSERT_EQ(n[1].as_array("n1", ValueType::STRING).size(), 2u);
-  EXPECT_EQ(n[1].array[1].str, "yz");
+  EXPECT_EQ(n[1].elements()[1].str, "yz");
   const auto& d = f.find("deep")->as_array("deep", ValueType::ARRAY);
   ASSERT_EQ(d.size(), 2u);
   const auto& d1 = d[1].as_array("d1", ValueType::ARRAY);
@@ -352,11 +340,7 @@ TEST(GgufWriter, RejectsBadInput) {
   EXPECT_THROW(w.add_tensor("t", quant::Type::Q8_0, {8}, d.data(), 32), Error);  // not a block
   w.add_tensor("t", quant::Type::F32, {8}, d.data(), 32);
   EXPECT_THROW(w.add_tensor("t", quant::Type::F32, {8}, d.data(), 32), Error);
-  Value bad;
-  bad.type = ValueType::ARRAY;
-  bad.elem_type = ValueType::INT32;
-  bad.array.push_back(Value{});  // a UINT8 element in an INT32 array
-  EXPECT_THROW(w.add_value("bad", bad), Error);
+  EXPECT_THROW(Value::array_of(ValueType::INT32, {Value{}}), Error);  // a UINT8 element in an INT32 array
 }
 
 }  // namespace

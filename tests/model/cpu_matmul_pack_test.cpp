@@ -3,37 +3,19 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <fstream>
 #include <string>
 
 #include "core/thread_pool.h"
 #include "gen_model/gen_model.h"
 #include "model/matmul_backend.h"
 #include "model/model.h"
+#include "mapped_rss.h"
 #include "temp_dir.h"
 
 namespace ork::model {
 namespace {
 
-// Resident kB of the mapping that contains `addr` (/proc/self/smaps), -1 when none does.
-int64_t mapped_rss_kb(const void* addr) {
-  const auto a = reinterpret_cast<uintptr_t>(addr);
-  std::ifstream smaps("/proc/self/smaps");
-  std::string line;
-  bool in_mapping = false;
-  while (std::getline(smaps, line)) {
-    const size_t dash = line.find('-'), space = line.find(' ');
-    if (dash != std::string::npos && space != std::string::npos && dash < space &&
-        line.find(':') > space) {  // a header: "start-end perms offset dev inode path"
-      const uintptr_t start = std::stoull(line.substr(0, dash), nullptr, 16);
-      const uintptr_t end = std::stoull(line.substr(dash + 1, space - dash - 1), nullptr, 16);
-      in_mapping = start <= a && a < end;
-      continue;
-    }
-    if (in_mapping && line.rfind("Rss:", 0) == 0) return std::stoll(line.substr(4));
-  }
-  return -1;
-}
+using testing::mapped_rss_kb;
 
 std::string write(const testing::TempDir& dir, quant::Type type, const char* name) {
   gen::ModelSpec spec;

@@ -12,6 +12,7 @@
 #include "gguf/file.h"
 #include "gguf/writer.h"
 #include "model/model.h"
+#include "rewrite_gguf.h"
 #include "temp_dir.h"
 
 namespace ork::model {
@@ -19,25 +20,8 @@ namespace {
 
 using ork::testing::TempDir;
 
-// Copies `src` to `dst`, letting the caller drop or replace keys and tensors.
-struct Edit {
-  std::set<std::string> drop_keys;
-  std::set<std::string> drop_tensors;
-  std::function<void(gguf::Writer&)> add;
-};
-
-void rewrite(const std::string& src, const std::string& dst, const Edit& e) {
-  const gguf::File f = gguf::File::open(src);
-  gguf::Writer w;
-  for (const auto& kv : f.metadata()) {
-    if (!e.drop_keys.count(std::string(kv.key))) w.add_value(kv.key, kv.value);
-  }
-  if (e.add) e.add(w);
-  for (const auto& t : f.tensors()) {
-    if (!e.drop_tensors.count(std::string(t.name))) w.add_tensor(t.name, t.type, t.dims, t.data, t.n_bytes);
-  }
-  w.write(dst);
-}
+using ork::testing::Edit;
+using ork::testing::rewrite;
 
 class ModelLoad : public ::testing::Test {
  protected:

@@ -105,6 +105,37 @@ TEST(TokenizerBpe, SpecialTokens) {
   EXPECT_EQ(t.decode({'a', 256, 257, 258}, true), "a<|end_of_text|><|user|><|eot_id|>");
 }
 
+// The end-of-generation texts of newer llama.cpp (Phi-3's </s>, gpt-oss, Gemma 4, solar-open), and
+// its two exceptions: gpt-oss's <|end|> (with <|return|> and <|call|>) and Gemma 4's </s>.
+TEST(TokenizerBpe, EndOfGenerationListAndItsExceptions) {
+  {
+    Vocab v = bpe_vocab("llama-bpe", {}, {{"</s>", TokenType::kNormal},          // 256
+                                          {"<|flush|>", TokenType::kControl},    // 257
+                                          {"<turn|>", TokenType::kControl},      // 258
+                                          {"<|end|>", TokenType::kControl}});    // 259
+    const Tokenizer t(v);
+    for (int32_t id : {256, 257, 258, 259}) EXPECT_TRUE(t.is_eog(id)) << id;
+    EXPECT_EQ(t.token_type(256), TokenType::kControl);
+  }
+  {
+    Vocab v = bpe_vocab("llama-bpe", {}, {{"<|end|>", TokenType::kControl},      // 256
+                                          {"<|return|>", TokenType::kControl},   // 257
+                                          {"<|call|>", TokenType::kControl}});   // 258
+    const Tokenizer t(v);
+    EXPECT_FALSE(t.is_eog(256));
+    EXPECT_EQ(t.token_type(256), TokenType::kUserDefined);
+    EXPECT_TRUE(t.is_eog(257));
+    EXPECT_TRUE(t.is_eog(258));
+  }
+  {
+    Vocab v = bpe_vocab("llama-bpe", {}, {{"</s>", TokenType::kNormal},               // 256
+                                          {"<|tool_response>", TokenType::kControl}});  // 257
+    const Tokenizer t(v);
+    EXPECT_FALSE(t.is_eog(256));
+    EXPECT_TRUE(t.is_eog(257));
+  }
+}
+
 TEST(TokenizerBpe, LongestSpecialTokenWins) {
   const std::vector<std::pair<std::string, TokenType>> extra = {
       {"<|a|>", TokenType::kControl},     // 256

@@ -1,6 +1,7 @@
 // Pre-tokenizer regexes (per tokenizer.ggml.pre) and the UTF-8 / GPT-2 byte table helpers.
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "model/tokenizer_pretok.h"
 #include "model/tokenizer_unicode.h"
 
@@ -24,8 +25,36 @@ TEST(PreTokenizer, ResolvesNames) {
   EXPECT_EQ(PreTokenizer("gpt-2").spec().family, "gpt2");
   EXPECT_EQ(PreTokenizer("").spec().family, "default");
   EXPECT_EQ(PreTokenizer("default").spec().regexes.size(), 4u);
-  EXPECT_EQ(PreTokenizer("no-such-pre").spec().family, "gpt2");  // with a warning
+  try {
+    PreTokenizer p("no-such-pre\n");
+    ADD_FAILURE() << "an unknown pre-tokenizer was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tokenizer.ggml.pre 'no-such-pre\\n' is not a pre-tokenizer ork knows"),
+              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--tokenizer-pre"), std::string::npos) << e.what();
+  }
   EXPECT_EQ(find_pre_tokenizer("no-such-pre"), nullptr);
+}
+
+// The families llama.cpp added for Qwen3.5, Mistral Nemo and DeepSeek (src/llama-vocab.cpp regexes).
+TEST(PreTokenizer, Qwen35KeepsMarksInWordsAndSplitsEveryNumber) {
+  EXPECT_EQ(split("qwen35", "ied 4 \xC2\xBD months"), (Words{"ied", " ", "4", " ", "\xC2\xBD", " months"}));
+  // e + U+0301 (combining acute) + te: one word for qwen35; qwen2 starts a word at the mark.
+  EXPECT_EQ(split("qwen35", "e\xCC\x81te"), (Words{"e\xCC\x81te"}));
+  EXPECT_EQ(split("qwen2", "e\xCC\x81te"), (Words{"e", "\xCC\x81te"}));
+}
+
+TEST(PreTokenizer, TekkenSplitsCamelCaseAndDigits) {
+  EXPECT_EQ(split("tekken", "HelloWorld ABCdef"), (Words{"Hello", "World", " ABCdef"}));
+  EXPECT_EQ(split("tekken", "2024"), (Words{"2", "0", "2", "4"}));
+  EXPECT_TRUE(PreTokenizer("tekken").spec().ignore_merges);
+  EXPECT_TRUE(PreTokenizer("tekken").spec().add_bos);
+}
+
+TEST(PreTokenizer, DeepseekLlmAndCoder) {
+  EXPECT_EQ(split("deepseek-llm", "Hello, \xE4\xB8\x96\xE7\x95\x8C 123"),
+            (Words{"Hello", ",", " ", "\xE4\xB8\x96\xE7\x95\x8C", " ", "123"}));
+  EXPECT_EQ(split("deepseek-coder", "foo bar\n12"), (Words{"foo", " bar", "\n", "1", "2"}));
 }
 
 TEST(PreTokenizer, Words) {

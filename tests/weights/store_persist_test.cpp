@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <thread>
 
 #include "weights/convert.h"
+#include "weights/orkpack_format.h"
 #include "weights/pack_reader.h"
+#include "weights/pack_writer.h"
 #include "weights/store.h"
 #include "core/error.h"
 #include "weights_test_util.h"
@@ -165,6 +168,32 @@ TEST_F(StorePersist, OneDamagedEntryRepacksOnlyThatWeightAndHealsTheFile) {
   const StoreStats healed = run_once(path_);
   EXPECT_EQ(healed.packed, 0u);
   EXPECT_EQ(healed.loaded, n());
+}
+
+// A pack whose checksums hold over NaN/Inf scales (written wrong, not damaged in transit) is damaged
+// all the same: that weight is repacked, the run goes on, and the file is healed.
+TEST_F(StorePersist, NonFiniteScalesUnderValidChecksumsAreRepacked) {
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    std::filesystem::remove(path_);
+    {
+      PackWriter w(path_, fingerprint_of(model_->file()), npu::Dtype::kI8);
+      const auto& ls = model_->weights().linears();
+      std::vector<float> scales(refs_[2].scales);
+      scales[3] = bad;
+      for (size_t i = 0; i < ls.size(); ++i) {
+        PackedView v = refs_[i].view();
+        if (i == 2) v.scales = scales.data();
+        ASSERT_TRUE(w.append(ls[i]->name(), v));
+      }
+      w.finalize();
+    }
+    const auto reader = PackReader::open(path_);
+    ASSERT_TRUE(reader->verify(*reader->find(model_->weights().linears()[2]->name())));  // checksums hold
+    const StoreStats s = run_once(path_);  // checks every served weight against the reference
+    EXPECT_EQ(s.packed, 1u) << bad;
+    EXPECT_EQ(s.loaded, n() - 1) << bad;
+    EXPECT_EQ(run_once(path_).loaded, n()) << bad;
+  }
 }
 
 TEST_F(StorePersist, RandomFlipsAndTruncationsNeverServeWrongBytes) {

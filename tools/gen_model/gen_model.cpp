@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/quote.h"
 #include "gen_model/vocab.h"
 #include "gguf/writer.h"
 
@@ -143,7 +144,7 @@ ModelSpec preset(std::string_view name) {
   } else {
     std::string names;
     for (std::string_view n : preset_names()) names += (names.empty() ? "" : ", ") + std::string(n);
-    fail("gen_model: unknown preset '", name, "' (known: ", names, ")");
+    fail("gen_model: unknown preset ", quote(name), " (known: ", names, ")");
   }
   return s;
 }
@@ -219,10 +220,10 @@ std::vector<TensorSpec> tensor_specs(const ModelSpec& spec) {
 
 void validate(const ModelSpec& spec) {
   if (spec.arch != "llama" && spec.arch != "qwen2" && spec.arch != "qwen3") {
-    fail("gen_model: unknown arch '", spec.arch, "' (llama, qwen2, qwen3)");
+    fail("gen_model: unknown arch ", quote(spec.arch), " (llama, qwen2, qwen3)");
   }
   if (spec.tokenizer != "gpt2" && spec.tokenizer != "llama") {
-    fail("gen_model: unknown tokenizer '", spec.tokenizer, "' (gpt2, llama)");
+    fail("gen_model: unknown tokenizer ", quote(spec.tokenizer), " (gpt2, llama)");
   }
   const std::pair<const char*, int> counts[] = {
       {"n_vocab", spec.n_vocab}, {"n_embd", spec.n_embd}, {"n_layer", spec.n_layer},
@@ -249,7 +250,7 @@ void validate(const ModelSpec& spec) {
     fail("gen_model: rms_eps, rope_freq_base and rope_scale_linear must be positive");
   }
   if (!spec.rope_freqs.empty() && spec.rope_freqs != "llama3" && spec.rope_freqs != "random") {
-    fail("gen_model: unknown rope_freqs '", spec.rope_freqs, "' (llama3, random, or empty for none)");
+    fail("gen_model: unknown rope_freqs ", quote(spec.rope_freqs), " (llama3, random, or empty for none)");
   }
   if (spec.rope_freqs == "llama3") {  // throws naming the parameters when they are not usable
     (void)llama3_rope_factors(hd, spec.rope_freq_base, spec.llama3_factor, spec.llama3_low_freq_factor,

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/quote.h"
 
 namespace ork::gen {
 
@@ -271,7 +272,7 @@ Vocab make_vocab(std::string_view tokenizer, int n_vocab) {
     if (n_vocab < kMinVocabLlama) fail("gen_model: n_vocab ", n_vocab, " is below the llama minimum ", kMinVocabLlama);
     return make_llama(n_vocab);
   }
-  fail("gen_model: unknown tokenizer '", tokenizer, "' (gpt2, llama)");
+  fail("gen_model: unknown tokenizer ", quote(tokenizer), " (gpt2, llama)");
 }
 
 }  // namespace ork::gen

@@ -42,6 +42,7 @@ const std::vector<OptionSpec> kPerplexityOptions = {
     {{"--pin"}, false, "pin threads to CPUs, fastest cores first (the Cortex-A76 cores of an RK3588)"},
     {{"--device"}, true, "cpu | npu | sim | auto (default cpu)"},
     {{"--cpu-int8"}, false, "cpu: run matmuls as int8 w8a8, the NPU path's arithmetic"},
+    {{"--tokenizer-pre"}, true, "pre-tokenizer to use instead of the file's tokenizer.ggml.pre (e.g. gpt2)"},
     {{"--json"}, false, "print one JSON object (ppl, ppl_err, tokens, chunks, ctx, ms, ...)"},
     {{"-v", "--verbose"}, false, "debug messages on stderr (ORK_VERBOSE=1)"},
     {{"-h", "--help"}, false, "this help"},

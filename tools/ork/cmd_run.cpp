@@ -43,6 +43,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {{"--evict-src"}, false, "drop each GGUF tensor's pages once packed (ORK_EVICT_SRC)"},
     {{"--stats"}, false, "print the residency statistics on stderr"},
     {{"--print-tokens"}, false, "print the generated token ids instead of text"},
+    {{"--tokenizer-pre"}, true, "pre-tokenizer to use instead of the file's tokenizer.ggml.pre (e.g. gpt2)"},
     {{"--json"}, false, "print one JSON object with the tokens, text and timings at the end"},
     {{"-v", "--verbose"}, false, "debug messages on stderr (ORK_VERBOSE=1)"},
     {{"-h", "--help"}, false, "this help"},

@@ -22,6 +22,7 @@ const std::vector<OptionSpec> kTokenizeOptions = {
     {{"--special"}, false, "parse special-token text (e.g. <|end_of_text|>) as those tokens"},
     {{"--bos"}, false, "add the BOS token"},
     {{"--ids"}, false, "print only the ids, as a list [1, 2, 3]"},
+    {{"--tokenizer-pre"}, true, "pre-tokenizer to use instead of the file's tokenizer.ggml.pre (e.g. gpt2)"},
     {{"--json"}, false, "print {\"tokens\":[...]}"},
     {{"-h", "--help"}, false, "this help"},
 };
@@ -40,7 +41,8 @@ int cmd_tokenize(const std::vector<std::string>& argv) {
   }
   const std::string text = args.has("--prompt") ? *args.get("--prompt")
                                                 : read_text_file(*args.get("--file"));
-  const auto model = model::Model::load(args.get_or("--model", default_model_path()));
+  const auto model = model::Model::load(args.get_or("--model", default_model_path()),
+                                         {args.get_or("--tokenizer-pre", "")});
   const model::Tokenizer& tok = model->tokenizer();
   const std::vector<int32_t> ids = tok.encode(text, args.has("--bos"), args.has("--special"));
 

@@ -49,6 +49,7 @@ runtime::EngineOptions engine_options(const Args& args, const std::string& devic
                                                  1, 1 << 20)) << 20;
   eo.persist_path = args.get_or("--persist", env_string("ORK_PERSIST").value_or(""));
   eo.evict_src = args.has("--evict-src") || env_flag("ORK_EVICT_SRC", false);
+  eo.tokenizer_pre = args.get_or("--tokenizer-pre", "");
   return eo;
 }
 

@@ -8,6 +8,7 @@
 #include "args.h"
 #include "commands.h"
 #include "core/error.h"
+#include "core/quote.h"
 
 namespace {
 
@@ -46,19 +47,22 @@ int main(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     }
-    std::fprintf(stderr, "ork: unknown command '%s'\n%s", command.c_str(), kUsage);
+    std::fprintf(stderr, "ork: unknown command %s\n%s", ork::quote(command).c_str(), kUsage);
     return 2;
   } catch (const ork::cli::UsageError& e) {
-    std::fprintf(stderr, "ork: %s (see 'ork %s --help')\n", e.message.c_str(), command.c_str());
+    std::fprintf(stderr, "ork: %s (see 'ork %s --help')\n", ork::one_line(e.message).c_str(),
+                 ork::one_line(command).c_str());
     return 2;
   } catch (const ork::Error& e) {
-    std::fprintf(stderr, "ork: error: %s\n", e.what());
+    // Names from files are quoted where they enter a message (core/quote.h); one_line() is the last
+    // line of defence: whatever the message holds, it prints as one line of at most ~1000 bytes.
+    std::fprintf(stderr, "ork: error: %s\n", ork::one_line(e.what()).c_str());
     return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "ork: error: out of memory\n");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ork: error: %s\n", e.what());
+    std::fprintf(stderr, "ork: error: %s\n", ork::one_line(e.what()).c_str());
     return 1;
   }
 }

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "core/quote.h"
 #include "core/timer.h"
 #include "model/model.h"
 #include "weights/orkpack_format.h"
@@ -79,10 +80,10 @@ int probe_persist(const std::vector<std::string>& argv) {
   std::vector<uint8_t> buf;
   for (size_t i = 0; i < linears.size(); ++i) {
     const weights::PackEntry* e = pack->find(rows[i].name);
-    ORK_CHECK(e != nullptr, path, ": entry '", rows[i].name, "' is missing after writing it");
+    ORK_CHECK(e != nullptr, path, ": entry ", quote(rows[i].name), " is missing after writing it");
     pack->mapping().drop_pages(e->blob_offset, e->scale_offset + e->scale_size - e->blob_offset);
     Stopwatch sw;
-    ORK_CHECK(pack->verify(*e), path, ": entry '", rows[i].name, "' fails its checksum");
+    ORK_CHECK(pack->verify(*e), path, ": entry ", quote(rows[i].name), " fails its checksum");
     const weights::PackedView v = pack->view(*e);
     buf.resize(size_t(e->blob_size + e->scale_size));
     std::memcpy(buf.data(), v.bytes, size_t(e->blob_size));
