@@ -101,10 +101,10 @@ void BM_QPanels(benchmark::State& state) {
 BENCHMARK(BM_QPanels)
     ->ArgsProduct({{int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0), int64_t(quant::Type::Q4_K),
                     int64_t(quant::Type::Q6_K)},
-                   {0, 2, 3}, {1}, {8192}, {4096}})
+                   {0, 1, 2, 3}, {1}, {8192}, {4096}})
     ->ArgsProduct({{int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0), int64_t(quant::Type::Q4_K),
                     int64_t(quant::Type::Q6_K)},
-                   {0, 2, 3}, {128}, {2816}, {1024}})
+                   {0, 1, 2, 3}, {128}, {2816}, {1024}})
     ->ArgNames({"type", "isa", "M", "N", "K"})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);

@@ -285,7 +285,9 @@ PanelTileFn panel_kernel(quant::Type type, Isa isa) {
     case Isa::kScalar: k = panel_kernels_scalar(); break;
     case Isa::kAvx512Vnni: k = panel_kernels_avx512vnni(); break;
     case Isa::kNeonDot: k = panel_kernels_neon(); break;
-    case Isa::kAvx2: break;  // no u8×s8 dot without int16 saturation: the GGUF-layout kernels
+    // Q4_K and Q6_K only (vpmaddubsw is exact for their quants, not for Q8_0's quants + 128);
+    // Q8_0 and Q4_0 run on their GGUF-layout AVX2 kernels.
+    case Isa::kAvx2: k = panel_kernels_avx2(); break;
   }
   if (k == nullptr) return nullptr;
   switch (type) {
@@ -295,6 +297,18 @@ PanelTileFn panel_kernel(quant::Type type, Isa isa) {
     case quant::Type::Q6_K: return k->q6_k;
     default: return nullptr;
   }
+}
+
+Isa best_panel_isa(quant::Type type) {
+  ORK_CHECK(QPanels::supports(type), "ops::best_panel_isa: no panel layout for ", quant::traits(type).name);
+  const std::vector<Isa> isas = supported_isas();
+  for (auto it = isas.rbegin(); it != isas.rend(); ++it)
+    if (panel_kernel(type, *it) != nullptr) return *it;
+  return Isa::kScalar;
+}
+
+void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y) {
+  matmul_qpanels(pool, x, m, w, y, best_panel_isa(w.type()));
 }
 
 void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y,

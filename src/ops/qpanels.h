@@ -116,6 +116,7 @@ struct PanelKernels {
 // layout). The scalar kernels are the reference every vector kernel must equal bit for bit.
 PanelTileFn panel_kernel(quant::Type type, Isa isa);
 const PanelKernels* panel_kernels_scalar();
+const PanelKernels* panel_kernels_avx2();        // Q4_K and Q6_K only; null when not built for x86-64
 const PanelKernels* panel_kernels_avx512vnni();  // null when not built for x86-64
 const PanelKernels* panel_kernels_neon();        // null when not built for aarch64
 
@@ -123,7 +124,11 @@ const PanelKernels* panel_kernels_neon();        // null when not built for aarc
 // quantize_row_q8k for Q4_K and Q6_K), on `pool`, with the panel kernel of `isa` (ork::Error when it has none).
 // x: M rows of K f32; y: M rows of N f32 (must not overlap x). Every output is computed by one
 // thread with the same operations whatever the thread count, tiling and M.
-void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y,
-                    Isa isa = best_isa());
+void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y, Isa isa);
+// The same with best_panel_isa(w.type()).
+void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y);
+// The best ISA of this CPU with a panel kernel for `type` (Isa::kScalar when no vector kernel has one;
+// ork::Error when QPanels::supports(type) is false).
+Isa best_panel_isa(quant::Type type);
 
 }  // namespace ork::ops
