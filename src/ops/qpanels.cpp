@@ -66,6 +66,33 @@ float output_q4_k(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, 
   return acc;
 }
 
+// Q5_K: as Q4_K with the 5th bit of element 32·sb + e in bit sb of qh group e / 4.
+float output_q5_k(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* s = panel + b * kPanelQ4KScaleBytes;
+    const uint8_t* q = panel + scale_bytes + b * kPanelQ5KQuantBytes;
+    uint16_t dh, mh;
+    std::memcpy(&dh, s + 2 * r, 2);
+    std::memcpy(&mh, s + 32 + 2 * r, 2);
+    int32_t isum = 0, msum = 0;
+    for (int sb = 0; sb < 8; ++sb) {
+      int32_t p = 0;
+      for (int e = 0; e < 32; ++e) {
+        const uint8_t byte = q[((sb / 2) * 8 + e / 4) * kPanelGroupBytes + r * 4 + e % 4];
+        const uint8_t hbyte = q[(32 + e / 4) * kPanelGroupBytes + r * 4 + e % 4];
+        const int32_t w = int32_t(sb % 2 ? byte >> 4 : byte & 15) | (((hbyte >> sb) & 1) << 4);
+        p += w * x[b].qs[32 * sb + e];
+      }
+      isum += int32_t(s[64 + 16 * sb + r]) * p;
+      msum += int32_t(s[192 + 16 * sb + r]) * (x[b].bsums[2 * sb] + x[b].bsums[2 * sb + 1]);
+    }
+    acc = std::fma(f16_to_f32(dh) * x[b].d, float(isum), acc);
+    acc = std::fma(-(f16_to_f32(mh) * x[b].d), float(msum), acc);
+  }
+  return acc;
+}
+
 // Q6_K: q (0..63) of element e of row r from the panel's ql / qh groups.
 inline int32_t q6_k_quant(const uint8_t* q, int r, int e) {
   const int h = e / 128, k = (e % 128) / 32, l = e % 32;
@@ -107,7 +134,8 @@ void tile_scalar(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t
 const PanelKernels kScalar = {
     tile_scalar<BlockQ8A, output_32<weight_q8_0, 8 * kPanelGroupBytes>>,
     tile_scalar<BlockQ8A, output_32<weight_q4_0, 4 * kPanelGroupBytes>>,
-    tile_scalar<quant::BlockQ8_K, output_q4_k>, tile_scalar<quant::BlockQ8_K, output_q6_k>};
+    tile_scalar<quant::BlockQ8_K, output_q4_k>, tile_scalar<quant::BlockQ8_K, output_q6_k>,
+    tile_scalar<quant::BlockQ8_K, output_q5_k>};
 
 // ---- Layout geometry per type. ----
 
@@ -123,6 +151,7 @@ Geometry geometry(quant::Type t) {
     case quant::Type::Q8_0: return {32, int64_t(sizeof(quant::BlockQ8_0)), 32, 8 * kPanelGroupBytes};
     case quant::Type::Q4_0: return {32, int64_t(sizeof(quant::BlockQ4_0)), 32, 4 * kPanelGroupBytes};
     case quant::Type::Q6_K: return {256, int64_t(sizeof(quant::BlockQ6_K)), kPanelQ6KScaleBytes, kPanelQ6KQuantBytes};
+    case quant::Type::Q5_K: return {256, int64_t(sizeof(quant::BlockQ5_K)), kPanelQ4KScaleBytes, kPanelQ5KQuantBytes};
     default: return {256, int64_t(sizeof(quant::BlockQ4_K)), kPanelQ4KScaleBytes, kPanelQ4KQuantBytes};
   }
 }
@@ -167,7 +196,7 @@ void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q)
     scatter_groups(blk, 48, r, 0, q);
     return;
   }
-  if (t == quant::Type::Q4_K) {
+  if (t == quant::Type::Q4_K || t == quant::Type::Q5_K) {
     std::memcpy(s + 2 * r, blk, 2);        // d
     std::memcpy(s + 32 + 2 * r, blk + 2, 2);  // dmin
     uint8_t sc[8], m[8];
@@ -176,7 +205,12 @@ void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q)
       s[64 + 16 * j + r] = sc[j];
       s[192 + 16 * j + r] = m[j];
     }
-    scatter_groups(blk + 16, 32, r, 0, q);
+    if (t == quant::Type::Q4_K) {
+      scatter_groups(blk + 16, 32, r, 0, q);
+    } else {  // BlockQ5_K: d, dmin, scales[12], qh[32], qs[128]
+      scatter_groups(blk + 48, 32, r, 0, q);
+      scatter_groups(blk + 16, 8, r, 0, q + 32 * kPanelGroupBytes);
+    }
     return;
   }
   std::memcpy(s + 2 * r, blk, 2);
@@ -193,7 +227,7 @@ void get_block(quant::Type t, const uint8_t* s, const uint8_t* q, int r, uint8_t
     for (int j = 0; j < 192; ++j) blk[j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4];
     return;
   }
-  if (t == quant::Type::Q4_K) {
+  if (t == quant::Type::Q4_K || t == quant::Type::Q5_K) {
     std::memcpy(blk, s + 2 * r, 2);
     std::memcpy(blk + 2, s + 32 + 2 * r, 2);
     uint8_t sc[8], m[8];
@@ -202,7 +236,10 @@ void get_block(quant::Type t, const uint8_t* s, const uint8_t* q, int r, uint8_t
       m[j] = s[192 + 16 * j + r];
     }
     pack_k_scales(sc, m, blk + 4);
-    for (int j = 0; j < 128; ++j) blk[16 + j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4];
+    const int qs = t == quant::Type::Q4_K ? 16 : 48;
+    for (int j = 0; j < 128; ++j) blk[qs + j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4];
+    if (t == quant::Type::Q5_K)
+      for (int j = 0; j < 32; ++j) blk[16 + j] = q[(32 + j / 4) * kPanelGroupBytes + r * 4 + j % 4];
     return;
   }
   std::memcpy(blk, s + 2 * r, 2);
@@ -217,7 +254,7 @@ void QPanels::Free::operator()(uint8_t* p) const { std::free(p); }
 
 bool QPanels::supports(quant::Type type) {
   return type == quant::Type::Q8_0 || type == quant::Type::Q4_0 || type == quant::Type::Q4_K ||
-         type == quant::Type::Q6_K;
+         type == quant::Type::Q5_K || type == quant::Type::Q6_K;
 }
 
 QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, ThreadPool* pool) {
@@ -295,6 +332,7 @@ PanelTileFn panel_kernel(quant::Type type, Isa isa) {
     case quant::Type::Q4_0: return k->q4_0;
     case quant::Type::Q4_K: return k->q4_k;
     case quant::Type::Q6_K: return k->q6_k;
+    case quant::Type::Q5_K: return k->q5_k;
     default: return nullptr;
   }
 }

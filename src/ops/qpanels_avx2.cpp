@@ -1,9 +1,10 @@
-// The Isa::kAvx2 panel kernels of qpanels.h for Q4_K and Q6_K: the panel's 64-byte group vectors
+// The Isa::kAvx2 panel kernels of qpanels.h for Q4_K, Q5_K and Q6_K: the panel's 64-byte group vectors
 // read as two 256-bit halves (rows 0..7 and 8..15), vpmaddubsw of the unsigned quants (Q4_K nibbles
-// 0..15, Q6_K values 0..63) against four broadcast activation bytes (|x| <= 127), vpmaddwd of the
+// 0..15, Q5_K values 0..31, Q6_K values 0..63) against four broadcast activation bytes (|x| <= 127), vpmaddwd of the
 // int16 pair sums with the sub-block scales. Every intermediate is exact:
 //   Q4_K: one vpmaddubsw lane is 2 products of at most 15·127; eight groups (a sub-block of 32)
 //         summed in int16 stay below 8·2·15·127 = 30480 < 2^15, then × the 6-bit scale in int32.
+//   Q5_K: as Q4_K with half a sub-block (4 groups) per int16 sum: 4·2·31·127 = 31496.
 //   Q6_K: one lane is at most 2·63·127 = 16002; two groups summed stay below 2^15, then × the int8
 //         scale in int32; Σ_s sc_s·32·Σx_s is subtracted as 32·Σ_s sc_s·Σx_s (vpmaddwd, exact).
 // So the integer sums equal the reference's (int32 arithmetic is exact here, whatever the order),
@@ -84,20 +85,23 @@ inline void store_tile(const __m256 (&acc)[RX][H], int ncol, float* y, int64_t y
 inline int64_t half_offset(int h, int64_t pb) { return (h / 2) * pb + (h % 2) * 32; }
 inline int64_t half_rows(int h, int64_t pb) { return (h / 2) * pb + (h % 2) * 8; }
 
-// ---- Q4_K ----
-template <int RX, int NP>
-void tile_q4_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
-               int64_t xs, float* y, int64_t ys) {
+// ---- Q4_K and Q5_K (Q5 adds a 5th bit from the qh groups: bit `sub` of qh group g) ----
+template <bool Q5, int RX, int NP>
+void tile_q45_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
+                int64_t xs, float* y, int64_t ys) {
   constexpr int H = 2 * NP;
+  // Groups summed in int16 before vpmaddwd: 8·2·15·127 = 30480 (Q4_K), 4·2·31·127 = 31496 (Q5_K).
+  constexpr int kRun = Q5 ? 4 : 8;
+  constexpr int64_t kQuantBytes = Q5 ? kPanelQ5KQuantBytes : kPanelQ4KQuantBytes;
   __m256 acc[RX][H];
   for (auto& a : acc)
     for (auto& v : a) v = _mm256_setzero_ps();
   const quant::BlockQ8_K* xr[RX];
   for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
-  const __m256i m4 = _mm256_set1_epi8(15);
+  const __m256i m4 = _mm256_set1_epi8(15), m10 = _mm256_set1_epi8(0x10);
 
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* q = panels + sb + b * kPanelQ4KQuantBytes;
+    const uint8_t* q = panels + sb + b * kQuantBytes;
     const uint8_t* s = panels + b * kPanelQ4KScaleBytes;
     __m256i isum[RX][H];
     for (auto& a : isum)
@@ -105,28 +109,37 @@ void tile_q4_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
 #pragma GCC unroll 1
     for (int sub = 0; sub < 8; ++sub) {
       const uint8_t* qj = q + (sub / 2) * 8 * kPanelGroupBytes;
+      const uint8_t* qh = q + 32 * kPanelGroupBytes;
       const int shift = (sub % 2) * 4;
-      __m256i p[RX][H];
-      for (auto& a : p)
-        for (auto& v : a) v = _mm256_setzero_si256();
+      const __m128i hcount = _mm_cvtsi32_si128(sub);
+      __m256i scv[H];
+#pragma GCC unroll 4
+      for (int h = 0; h < H; ++h) scv[h] = dup_u8(s + half_rows(h, pb) + 64 + 16 * sub);
+#pragma GCC unroll 2
+      for (int g0 = 0; g0 < 8; g0 += kRun) {
+        __m256i p[RX][H];
+        for (auto& a : p)
+          for (auto& v : a) v = _mm256_setzero_si256();
 #pragma GCC unroll 8
-      for (int g = 0; g < 8; ++g) {
-        __m256i xv[RX];
+        for (int g = g0; g < g0 + kRun; ++g) {
+          __m256i xv[RX];
 #pragma GCC unroll 4
-        for (int i = 0; i < RX; ++i) xv[i] = bcast4(xr[i][b].qs + 32 * sub + 4 * g);
+          for (int i = 0; i < RX; ++i) xv[i] = bcast4(xr[i][b].qs + 32 * sub + 4 * g);
 #pragma GCC unroll 4
-        for (int h = 0; h < H; ++h) {
-          const __m256i v = load_half(qj + half_offset(h, pb) + g * kPanelGroupBytes);
-          const __m256i w = _mm256_and_si256(_mm256_srli_epi16(v, shift), m4);
+          for (int h = 0; h < H; ++h) {
+            const int64_t o = half_offset(h, pb) + g * kPanelGroupBytes;
+            __m256i w = _mm256_and_si256(_mm256_srli_epi16(load_half(qj + o), shift), m4);
+            if constexpr (Q5)
+              w = _mm256_or_si256(
+                  w, _mm256_and_si256(_mm256_slli_epi16(_mm256_srl_epi16(load_half(qh + o), hcount), 4), m10));
 #pragma GCC unroll 4
-          for (int i = 0; i < RX; ++i) p[i][h] = _mm256_add_epi16(p[i][h], _mm256_maddubs_epi16(w, xv[i]));
+            for (int i = 0; i < RX; ++i) p[i][h] = _mm256_add_epi16(p[i][h], _mm256_maddubs_epi16(w, xv[i]));
+          }
         }
-      }
 #pragma GCC unroll 4
-      for (int h = 0; h < H; ++h) {
-        const __m256i scv = dup_u8(s + half_rows(h, pb) + 64 + 16 * sub);
+        for (int h = 0; h < H; ++h)
 #pragma GCC unroll 4
-        for (int i = 0; i < RX; ++i) isum[i][h] = _mm256_add_epi32(isum[i][h], _mm256_madd_epi16(p[i][h], scv));
+          for (int i = 0; i < RX; ++i) isum[i][h] = _mm256_add_epi32(isum[i][h], _mm256_madd_epi16(p[i][h], scv[h]));
       }
     }
 #pragma GCC unroll 4
@@ -270,8 +283,9 @@ void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np,
 
 const PanelKernels kTable = {
     nullptr, nullptr,
-    dispatch<tile_q4_k<1, 1>, tile_q4_k<1, 2>, tile_q4_k<2, 1>>,
-    dispatch<tile_q6_k<1, 1>, tile_q6_k<1, 2>, tile_q6_k<2, 1>>};
+    dispatch<tile_q45_k<false, 1, 1>, tile_q45_k<false, 1, 2>, tile_q45_k<false, 2, 1>>,
+    dispatch<tile_q6_k<1, 1>, tile_q6_k<1, 2>, tile_q6_k<2, 1>>,
+    dispatch<tile_q45_k<true, 1, 1>, tile_q45_k<true, 1, 2>, tile_q45_k<true, 2, 1>>};
 
 }  // namespace
 

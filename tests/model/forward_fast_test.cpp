@@ -109,7 +109,7 @@ TEST_P(ForwardFastPacked, PanelsWithinBoundAndDecodeEqualsPrefill) {
 
 INSTANTIATE_TEST_SUITE_P(Types, ForwardFastPacked,
                          ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_K,
-                                           quant::Type::Q6_K),
+                                           quant::Type::Q5_K, quant::Type::Q6_K),
                          [](const auto& info) {
                            return std::string(quant::type_name(uint32_t(info.param)));
                          });
