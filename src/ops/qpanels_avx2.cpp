@@ -1,4 +1,4 @@
-// The Isa::kAvx2 panel kernels of qpanels.h for Q4_K, Q5_K and Q6_K: the panel's 64-byte group vectors
+// The Isa::kAvx2 panel kernels of qpanels.h for Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS: the panel's 64-byte group vectors
 // read as two 256-bit halves (rows 0..7 and 8..15), vpmaddubsw of the unsigned quants (Q4_K nibbles
 // 0..15, Q5_K values 0..31, Q6_K values 0..63) against four broadcast activation bytes (|x| <= 127), vpmaddwd of the
 // int16 pair sums with the sub-block scales. Every intermediate is exact:
@@ -10,7 +10,7 @@
 // So the integer sums equal the reference's (int32 arithmetic is exact here, whatever the order),
 // and the f32 operations per super-block are the reference's: one multiply of the scales and one
 // or two FMAs per output. vpmaddubsw saturates only above 2^15, which these ranges never reach; it
-// is why Q8_0 (quants + 128 up to 255) has no AVX2 panel kernel.
+// is why Q8_0 (quants + 128 up to 255) has no AVX2 panel kernel. IQ4 (signed grid values): below.
 #include "ops/qpanels.h"
 
 #include "quant/blocks.h"
@@ -260,6 +260,119 @@ void tile_q6_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
   store_tile<RX, H>(acc, ncol, y, ys);
 }
 
+// ---- IQ4_NL and IQ4_XS: indices → grid values (signed bytes) by vpshufb; the signed × signed
+// byte product as vpmaddubsw(|w|, sign(x, w)) (|w| <= 127, |x| <= 127: a lane is at most
+// 2·127·127 = 32258, exact), then vpmaddwd by 1 (IQ4_NL) or by the sub-block scale (IQ4_XS). ----
+inline __m256i grid_table() {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(quant::kIQ4NLValues)));
+}
+inline __m256i dot_signed(__m256i w, __m256i x) {
+  return _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
+}
+
+template <int RX, int NP>
+void tile_iq4_nl(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
+                 int64_t xs, float* y, int64_t ys) {
+  constexpr int H = 2 * NP;
+  __m256 acc[RX][H];
+  for (auto& a : acc)
+    for (auto& v : a) v = _mm256_setzero_ps();
+  const BlockQ8A* xr[RX];
+  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const BlockQ8A*>(x + i * xs);
+  const __m256i m4 = _mm256_set1_epi8(15), grid = grid_table(), ones = _mm256_set1_epi16(1);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * 4 * kPanelGroupBytes;
+    __m256i p[RX][H];
+    for (auto& a : p)
+      for (auto& v : a) v = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      __m256i xl[RX], xh[RX];
+#pragma GCC unroll 4
+      for (int i = 0; i < RX; ++i) {
+        xl[i] = bcast4(xr[i][b].qs + 4 * g);
+        xh[i] = bcast4(xr[i][b].qs + 16 + 4 * g);
+      }
+#pragma GCC unroll 4
+      for (int h = 0; h < H; ++h) {
+        const __m256i v = load_half(q + half_offset(h, pb) + g * kPanelGroupBytes);
+        const __m256i wl = _mm256_shuffle_epi8(grid, _mm256_and_si256(v, m4));
+        const __m256i wh = _mm256_shuffle_epi8(grid, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+#pragma GCC unroll 4
+        for (int i = 0; i < RX; ++i) {
+          p[i][h] = _mm256_add_epi32(p[i][h], _mm256_madd_epi16(dot_signed(wl, xl[i]), ones));
+          p[i][h] = _mm256_add_epi32(p[i][h], _mm256_madd_epi16(dot_signed(wh, xh[i]), ones));
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int h = 0; h < H; ++h) {
+      const __m256 d = half_scale(panels + (h / 2) * pb + b * kPanelRows * 2 + 2 * 8 * (h % 2));
+#pragma GCC unroll 4
+      for (int i = 0; i < RX; ++i)
+        acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(xr[i][b].d)), _mm256_cvtepi32_ps(p[i][h]),
+                                    acc[i][h]);
+    }
+  }
+  store_tile<RX, H>(acc, ncol, y, ys);
+}
+
+template <int RX, int NP>
+void tile_iq4_xs(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
+                 int64_t xs, float* y, int64_t ys) {
+  constexpr int H = 2 * NP;
+  __m256 acc[RX][H];
+  for (auto& a : acc)
+    for (auto& v : a) v = _mm256_setzero_ps();
+  const quant::BlockQ8_K* xr[RX];
+  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
+  const __m256i m4 = _mm256_set1_epi8(15), grid = grid_table();
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * kPanelQ4KQuantBytes;
+    const uint8_t* s = panels + b * kPanelIQ4XSScaleBytes;
+    __m256i t[RX][H];
+    for (auto& a : t)
+      for (auto& v : a) v = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int j = 0; j < 8; ++j) {
+      __m256i scv[H];
+#pragma GCC unroll 4
+      for (int h = 0; h < H; ++h) scv[h] = dup_i8(s + half_rows(h, pb) + 32 + 16 * j);
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        __m256i xl[RX], xh[RX];
+#pragma GCC unroll 4
+        for (int i = 0; i < RX; ++i) {
+          xl[i] = bcast4(xr[i][b].qs + 32 * j + 4 * g);
+          xh[i] = bcast4(xr[i][b].qs + 32 * j + 16 + 4 * g);
+        }
+#pragma GCC unroll 4
+        for (int h = 0; h < H; ++h) {
+          const __m256i v = load_half(q + half_offset(h, pb) + (4 * j + g) * kPanelGroupBytes);
+          const __m256i wl = _mm256_shuffle_epi8(grid, _mm256_and_si256(v, m4));
+          const __m256i wh = _mm256_shuffle_epi8(grid, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+#pragma GCC unroll 4
+          for (int i = 0; i < RX; ++i) {
+            t[i][h] = _mm256_add_epi32(t[i][h], _mm256_madd_epi16(dot_signed(wl, xl[i]), scv[h]));
+            t[i][h] = _mm256_add_epi32(t[i][h], _mm256_madd_epi16(dot_signed(wh, xh[i]), scv[h]));
+          }
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int h = 0; h < H; ++h) {
+      const __m256 d = half_scale(s + (h / 2) * pb + 2 * 8 * (h % 2));
+#pragma GCC unroll 4
+      for (int i = 0; i < RX; ++i)
+        acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(xr[i][b].d)), _mm256_cvtepi32_ps(t[i][h]),
+                                    acc[i][h]);
+    }
+  }
+  store_tile<RX, H>(acc, ncol, y, ys);
+}
+
 using TileFn = void (*)(int64_t, const uint8_t*, int64_t, int64_t, int, const uint8_t*, int64_t, float*,
                         int64_t);
 
@@ -285,7 +398,9 @@ const PanelKernels kTable = {
     nullptr, nullptr,
     dispatch<tile_q45_k<false, 1, 1>, tile_q45_k<false, 1, 2>, tile_q45_k<false, 2, 1>>,
     dispatch<tile_q6_k<1, 1>, tile_q6_k<1, 2>, tile_q6_k<2, 1>>,
-    dispatch<tile_q45_k<true, 1, 1>, tile_q45_k<true, 1, 2>, tile_q45_k<true, 2, 1>>};
+    dispatch<tile_q45_k<true, 1, 1>, tile_q45_k<true, 1, 2>, tile_q45_k<true, 2, 1>>,
+    dispatch<tile_iq4_nl<1, 1>, tile_iq4_nl<1, 2>, tile_iq4_nl<2, 1>>,
+    dispatch<tile_iq4_xs<1, 1>, tile_iq4_xs<1, 2>, tile_iq4_xs<2, 1>>};
 
 }  // namespace
 

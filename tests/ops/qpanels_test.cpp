@@ -1,4 +1,4 @@
-// QPanels (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K): the layout round-trips to the GGUF bytes; every ISA's panel kernel equals
+// QPanels (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS): the layout round-trips to the GGUF bytes; every ISA's panel kernel equals
 // the scalar reference bit for bit; the reference equals the exact quantized product within two f32
 // roundings per block; results do not depend on threads, M or the source's alignment.
 #include "ops/qpanels.h"
@@ -134,8 +134,8 @@ TEST_P(QPanelsP, EveryIsaKernelEqualsTheReferenceBitForBit) {
         }
   }
   // The vector kernel of this build's target runs whenever its CPU feature is there.
-  const bool avx2_type = type == quant::Type::Q4_K || type == quant::Type::Q5_K || type == quant::Type::Q6_K;
-  const bool vnni_neon_type = type != quant::Type::Q5_K;
+  const bool avx2_type = type != quant::Type::Q8_0 && type != quant::Type::Q4_0;
+  const bool vnni_neon_type = type != quant::Type::Q5_K && type != quant::Type::IQ4_NL && type != quant::Type::IQ4_XS;
   if ((vnni_neon_type && (isa_supported(Isa::kAvx512Vnni) || isa_supported(Isa::kNeonDot))) ||
       (avx2_type && isa_supported(Isa::kAvx2))) {
     EXPECT_GE(isas, 1);
@@ -235,6 +235,43 @@ TEST(QPanels, KTypeKernelsAreExactAtTheLargestSums) {
     }
 }
 
+// IQ4: every index 0 (grid value −127) against activations ±127, the largest |w·x| pair sums
+// (2·127·127 = 32258 in one vpmaddubsw lane), with IQ4_XS sub-block scales at both ends (−32, 31).
+TEST(QPanels, IQ4KernelsAreExactAtTheLargestProducts) {
+  const int64_t n = 20, k = 512;
+  ThreadPool pool(2);
+  for (quant::Type type : {quant::Type::IQ4_NL, quant::Type::IQ4_XS})
+    for (float xv : {1.0f, -1.0f}) {
+      const int64_t bs = quant::traits(type).block_size, bb = quant::traits(type).type_size, nb = k / bs;
+      std::vector<uint8_t> w(size_t(n * nb * bb), 0);
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t b = 0; b < nb; ++b) {
+          uint8_t* blk = w.data() + (r * nb + b) * bb;
+          blk[0] = 0x00, blk[1] = 0x3c;  // d = 1.0
+          if (type == quant::Type::IQ4_XS) {  // ls = 0 (l = −32) on even rows, 63 (l = 31) on odd rows
+            const uint8_t v = r % 2 ? 0xff : 0x00;
+            blk[2] = blk[3] = blk[4] = blk[5] = blk[6] = blk[7] = v;
+          }
+        }
+      const QPanels p = QPanels::pack(type, w.data(), n, k);
+      const std::vector<float> x(size_t(2 * k), xv);
+      std::vector<float> ref(size_t(2 * n));
+      matmul_qpanels(pool, x.data(), 2, p, ref.data(), Isa::kScalar);
+      const double dx = double(1.0f / 127.0f), q = xv > 0 ? 127.0 : -127.0;
+      for (int64_t r = 0; r < n; ++r) {
+        const double l = type == quant::Type::IQ4_NL ? 1.0 : (r % 2 ? 31.0 : -32.0);
+        const double want = double(k) * dx * l * (-127.0 * q);
+        EXPECT_NEAR(ref[size_t(r)], want, 1e-6 * std::fabs(want)) << quant::traits(type).name << " row " << r;
+      }
+      for (Isa isa : supported_isas()) {
+        if (isa == Isa::kScalar || panel_kernel(type, isa) == nullptr) continue;
+        std::vector<float> got(ref.size(), -3.0f);
+        matmul_qpanels(pool, x.data(), 2, p, got.data(), isa);
+        EXPECT_TRUE(bit_equal(ref, got)) << isa_name(isa) << " " << quant::traits(type).name << " x=" << xv;
+      }
+    }
+}
+
 TEST(QPanels, BadShapesAndTypesThrow) {
   std::vector<uint8_t> w(34 * 4, 0);
   EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 1, 33), Error);
@@ -252,7 +289,8 @@ TEST(QPanels, BadShapesAndTypesThrow) {
 
 INSTANTIATE_TEST_SUITE_P(Types, QPanelsP,
                          ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_K,
-                                           quant::Type::Q5_K, quant::Type::Q6_K),
+                                           quant::Type::Q5_K, quant::Type::Q6_K, quant::Type::IQ4_NL,
+                                           quant::Type::IQ4_XS),
                          [](const auto& info) {
                            return std::string(quant::type_name(uint32_t(info.param)));
                          });
