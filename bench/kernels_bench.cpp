@@ -76,7 +76,7 @@ void matmul_args(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_Matmul)->Apply(matmul_args)->ArgNames({"type", "fast", "isa", "M", "N", "K"})->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// Q8_0 / Q4_0 / Q4_K / Q6_K in panels (qpanels.h). args: type, isa, M, N, K (the shapes of BM_Matmul).
+// Q8_0 / Q4_0 / Q4_K / Q5_K / Q6_K / IQ4_NL / IQ4_XS in panels (qpanels.h). args: type, isa, M, N, K (the shapes of BM_Matmul).
 void BM_QPanels(benchmark::State& state) {
   const auto type = quant::Type(state.range(0));
   const auto isa = ops::Isa(state.range(1));
@@ -100,11 +100,13 @@ void BM_QPanels(benchmark::State& state) {
 }
 BENCHMARK(BM_QPanels)
     ->ArgsProduct({{int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0), int64_t(quant::Type::Q4_K),
-                    int64_t(quant::Type::Q6_K)},
-                   {0, 2, 3}, {1}, {8192}, {4096}})
+                    int64_t(quant::Type::Q5_K), int64_t(quant::Type::Q6_K),
+                    int64_t(quant::Type::IQ4_NL), int64_t(quant::Type::IQ4_XS)},
+                   {0, 1, 2, 3}, {1}, {8192}, {4096}})
     ->ArgsProduct({{int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0), int64_t(quant::Type::Q4_K),
-                    int64_t(quant::Type::Q6_K)},
-                   {0, 2, 3}, {128}, {2816}, {1024}})
+                    int64_t(quant::Type::Q5_K), int64_t(quant::Type::Q6_K),
+                    int64_t(quant::Type::IQ4_NL), int64_t(quant::Type::IQ4_XS)},
+                   {0, 1, 2, 3}, {128}, {2816}, {1024}})
     ->ArgNames({"type", "isa", "M", "N", "K"})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);

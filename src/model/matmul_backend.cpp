@@ -12,7 +12,8 @@ CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weig
   panels_.resize(weights->linears().size());
   for (const Linear* lin : weights->linears()) {
     const quant::Type t = lin->w->type;
-    if (!ops::QPanels::supports(t) || ops::panel_kernel(t, ops::best_isa()) == nullptr) continue;
+    // Packed when a vector kernel has the type (e.g. Q5_K on AVX-512 VNNI CPUs runs the AVX2 kernel).
+    if (!ops::QPanels::supports(t) || ops::best_panel_isa(t) == ops::Isa::kScalar) continue;
     panels_[size_t(lin->index)] =
         std::make_unique<ops::QPanels>(ops::QPanels::pack(t, lin->w->data, lin->n, lin->k, &pool));
     packed_bytes_ += panels_[size_t(lin->index)]->bytes();

@@ -24,6 +24,10 @@ inline int32_t weight_q4_0(const uint8_t* q, int r, int e) {
   const uint8_t byte = q[((e % 16) / 4) * kPanelGroupBytes + r * 4 + e % 4];
   return int32_t(e < 16 ? byte & 15 : byte >> 4) - 8;
 }
+inline int32_t weight_iq4_nl(const uint8_t* q, int r, int e) {
+  const uint8_t byte = q[((e % 16) / 4) * kPanelGroupBytes + r * 4 + e % 4];
+  return quant::kIQ4NLValues[e < 16 ? byte & 15 : byte >> 4];
+}
 
 // One output of a Q8_0 / Q4_0 panel: row r of `panel` against activation row x (nb blocks).
 template <int32_t (*Weight)(const uint8_t*, int, int), int64_t QuantBytes>
@@ -62,6 +66,52 @@ float output_q4_k(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, 
     }
     acc = std::fma(f16_to_f32(dh) * x[b].d, float(isum), acc);
     acc = std::fma(-(f16_to_f32(mh) * x[b].d), float(msum), acc);
+  }
+  return acc;
+}
+
+// Q5_K: as Q4_K with the 5th bit of element 32·sb + e in bit sb of qh group e / 4.
+float output_q5_k(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* s = panel + b * kPanelQ4KScaleBytes;
+    const uint8_t* q = panel + scale_bytes + b * kPanelQ5KQuantBytes;
+    uint16_t dh, mh;
+    std::memcpy(&dh, s + 2 * r, 2);
+    std::memcpy(&mh, s + 32 + 2 * r, 2);
+    int32_t isum = 0, msum = 0;
+    for (int sb = 0; sb < 8; ++sb) {
+      int32_t p = 0;
+      for (int e = 0; e < 32; ++e) {
+        const uint8_t byte = q[((sb / 2) * 8 + e / 4) * kPanelGroupBytes + r * 4 + e % 4];
+        const uint8_t hbyte = q[(32 + e / 4) * kPanelGroupBytes + r * 4 + e % 4];
+        const int32_t w = int32_t(sb % 2 ? byte >> 4 : byte & 15) | (((hbyte >> sb) & 1) << 4);
+        p += w * x[b].qs[32 * sb + e];
+      }
+      isum += int32_t(s[64 + 16 * sb + r]) * p;
+      msum += int32_t(s[192 + 16 * sb + r]) * (x[b].bsums[2 * sb] + x[b].bsums[2 * sb + 1]);
+    }
+    acc = std::fma(f16_to_f32(dh) * x[b].d, float(isum), acc);
+    acc = std::fma(-(f16_to_f32(mh) * x[b].d), float(msum), acc);
+  }
+  return acc;
+}
+
+// IQ4_XS: per super-block t = Σ_s l_s·Σ_{e∈s} grid(q)·x, acc = fma(d·d_x, f32(t), acc).
+float output_iq4_xs(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* s = panel + b * kPanelIQ4XSScaleBytes;
+    const uint8_t* q = panel + scale_bytes + b * kPanelQ4KQuantBytes;
+    uint16_t dh;
+    std::memcpy(&dh, s + 2 * r, 2);
+    int32_t t = 0;
+    for (int sb = 0; sb < 8; ++sb) {
+      int32_t p = 0;
+      for (int e = 0; e < 32; ++e) p += weight_iq4_nl(q + 4 * sb * kPanelGroupBytes, r, e) * x[b].qs[32 * sb + e];
+      t += int32_t(int8_t(s[32 + 16 * sb + r])) * p;
+    }
+    acc = std::fma(f16_to_f32(dh) * x[b].d, float(t), acc);
   }
   return acc;
 }
@@ -107,7 +157,10 @@ void tile_scalar(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t
 const PanelKernels kScalar = {
     tile_scalar<BlockQ8A, output_32<weight_q8_0, 8 * kPanelGroupBytes>>,
     tile_scalar<BlockQ8A, output_32<weight_q4_0, 4 * kPanelGroupBytes>>,
-    tile_scalar<quant::BlockQ8_K, output_q4_k>, tile_scalar<quant::BlockQ8_K, output_q6_k>};
+    tile_scalar<quant::BlockQ8_K, output_q4_k>, tile_scalar<quant::BlockQ8_K, output_q6_k>,
+    tile_scalar<quant::BlockQ8_K, output_q5_k>,
+    tile_scalar<BlockQ8A, output_32<weight_iq4_nl, 4 * kPanelGroupBytes>>,
+    tile_scalar<quant::BlockQ8_K, output_iq4_xs>};
 
 // ---- Layout geometry per type. ----
 
@@ -123,6 +176,9 @@ Geometry geometry(quant::Type t) {
     case quant::Type::Q8_0: return {32, int64_t(sizeof(quant::BlockQ8_0)), 32, 8 * kPanelGroupBytes};
     case quant::Type::Q4_0: return {32, int64_t(sizeof(quant::BlockQ4_0)), 32, 4 * kPanelGroupBytes};
     case quant::Type::Q6_K: return {256, int64_t(sizeof(quant::BlockQ6_K)), kPanelQ6KScaleBytes, kPanelQ6KQuantBytes};
+    case quant::Type::Q5_K: return {256, int64_t(sizeof(quant::BlockQ5_K)), kPanelQ4KScaleBytes, kPanelQ5KQuantBytes};
+    case quant::Type::IQ4_NL: return {32, int64_t(sizeof(quant::BlockIQ4_NL)), 32, 4 * kPanelGroupBytes};
+    case quant::Type::IQ4_XS: return {256, int64_t(sizeof(quant::BlockIQ4_XS)), kPanelIQ4XSScaleBytes, kPanelQ4KQuantBytes};
     default: return {256, int64_t(sizeof(quant::BlockQ4_K)), kPanelQ4KScaleBytes, kPanelQ4KQuantBytes};
   }
 }
@@ -161,13 +217,23 @@ inline void scatter_groups(const uint8_t* src, int groups, int r, uint32_t flip,
 }
 
 void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q) {
+  if (t == quant::Type::IQ4_XS) {  // BlockIQ4_XS: d, scales_h, scales_l[4], qs[128]
+    std::memcpy(s + 2 * r, blk, 2);
+    const int scales_h = blk[2] | blk[3] << 8;
+    for (int j = 0; j < 8; ++j) {
+      const int ls = ((blk[4 + j / 2] >> (4 * (j % 2))) & 15) | (((scales_h >> (2 * j)) & 3) << 4);
+      s[32 + 16 * j + r] = uint8_t(int8_t(ls - 32));
+    }
+    scatter_groups(blk + 8, 32, r, 0, q);
+    return;
+  }
   if (t == quant::Type::Q6_K) {  // BlockQ6_K: ql[128], qh[64], scales[16], d
     std::memcpy(s + 2 * r, blk + 208, 2);
     for (int j = 0; j < 16; ++j) s[32 + 16 * j + r] = blk[192 + j];
     scatter_groups(blk, 48, r, 0, q);
     return;
   }
-  if (t == quant::Type::Q4_K) {
+  if (t == quant::Type::Q4_K || t == quant::Type::Q5_K) {
     std::memcpy(s + 2 * r, blk, 2);        // d
     std::memcpy(s + 32 + 2 * r, blk + 2, 2);  // dmin
     uint8_t sc[8], m[8];
@@ -176,7 +242,12 @@ void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q)
       s[64 + 16 * j + r] = sc[j];
       s[192 + 16 * j + r] = m[j];
     }
-    scatter_groups(blk + 16, 32, r, 0, q);
+    if (t == quant::Type::Q4_K) {
+      scatter_groups(blk + 16, 32, r, 0, q);
+    } else {  // BlockQ5_K: d, dmin, scales[12], qh[32], qs[128]
+      scatter_groups(blk + 48, 32, r, 0, q);
+      scatter_groups(blk + 16, 8, r, 0, q + 32 * kPanelGroupBytes);
+    }
     return;
   }
   std::memcpy(s + 2 * r, blk, 2);
@@ -187,13 +258,26 @@ void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q)
 }
 
 void get_block(quant::Type t, const uint8_t* s, const uint8_t* q, int r, uint8_t* blk) {
+  if (t == quant::Type::IQ4_XS) {
+    std::memcpy(blk, s + 2 * r, 2);
+    int scales_h = 0;
+    std::memset(blk + 4, 0, 4);
+    for (int j = 0; j < 8; ++j) {
+      const int ls = int(int8_t(s[32 + 16 * j + r])) + 32;
+      blk[4 + j / 2] = uint8_t(blk[4 + j / 2] | (ls & 15) << (4 * (j % 2)));
+      scales_h |= (ls >> 4) << (2 * j);
+    }
+    blk[2] = uint8_t(scales_h), blk[3] = uint8_t(scales_h >> 8);
+    for (int j = 0; j < 128; ++j) blk[8 + j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4];
+    return;
+  }
   if (t == quant::Type::Q6_K) {
     std::memcpy(blk + 208, s + 2 * r, 2);
     for (int j = 0; j < 16; ++j) blk[192 + j] = s[32 + 16 * j + r];
     for (int j = 0; j < 192; ++j) blk[j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4];
     return;
   }
-  if (t == quant::Type::Q4_K) {
+  if (t == quant::Type::Q4_K || t == quant::Type::Q5_K) {
     std::memcpy(blk, s + 2 * r, 2);
     std::memcpy(blk + 2, s + 32 + 2 * r, 2);
     uint8_t sc[8], m[8];
@@ -202,7 +286,10 @@ void get_block(quant::Type t, const uint8_t* s, const uint8_t* q, int r, uint8_t
       m[j] = s[192 + 16 * j + r];
     }
     pack_k_scales(sc, m, blk + 4);
-    for (int j = 0; j < 128; ++j) blk[16 + j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4];
+    const int qs = t == quant::Type::Q4_K ? 16 : 48;
+    for (int j = 0; j < 128; ++j) blk[qs + j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4];
+    if (t == quant::Type::Q5_K)
+      for (int j = 0; j < 32; ++j) blk[16 + j] = q[(32 + j / 4) * kPanelGroupBytes + r * 4 + j % 4];
     return;
   }
   std::memcpy(blk, s + 2 * r, 2);
@@ -217,7 +304,8 @@ void QPanels::Free::operator()(uint8_t* p) const { std::free(p); }
 
 bool QPanels::supports(quant::Type type) {
   return type == quant::Type::Q8_0 || type == quant::Type::Q4_0 || type == quant::Type::Q4_K ||
-         type == quant::Type::Q6_K;
+         type == quant::Type::Q5_K || type == quant::Type::Q6_K || type == quant::Type::IQ4_NL ||
+         type == quant::Type::IQ4_XS;
 }
 
 QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, ThreadPool* pool) {
@@ -243,6 +331,7 @@ QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, 
   const int64_t row_bytes = nb * g.gguf_bytes;
   // Padding rows: scales 0, weights 0 (0x80 for Q8_0, nibbles 8 for Q4_0; the K types: scales 0).
   const uint8_t zero_weight = type == quant::Type::Q8_0 ? 0x80 : (type == quant::Type::Q4_0 ? 0x88 : 0);
+  // (IQ4 padding rows: scale 0, so the output is 0 whatever their indices.)
   const auto pack_panels = [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       uint8_t* panel = mem + p * out.panel_bytes_;
@@ -285,7 +374,9 @@ PanelTileFn panel_kernel(quant::Type type, Isa isa) {
     case Isa::kScalar: k = panel_kernels_scalar(); break;
     case Isa::kAvx512Vnni: k = panel_kernels_avx512vnni(); break;
     case Isa::kNeonDot: k = panel_kernels_neon(); break;
-    case Isa::kAvx2: break;  // no u8×s8 dot without int16 saturation: the GGUF-layout kernels
+    // Q4_K and Q6_K only (vpmaddubsw is exact for their quants, not for Q8_0's quants + 128);
+    // Q8_0 and Q4_0 run on their GGUF-layout AVX2 kernels.
+    case Isa::kAvx2: k = panel_kernels_avx2(); break;
   }
   if (k == nullptr) return nullptr;
   switch (type) {
@@ -293,8 +384,23 @@ PanelTileFn panel_kernel(quant::Type type, Isa isa) {
     case quant::Type::Q4_0: return k->q4_0;
     case quant::Type::Q4_K: return k->q4_k;
     case quant::Type::Q6_K: return k->q6_k;
+    case quant::Type::Q5_K: return k->q5_k;
+    case quant::Type::IQ4_NL: return k->iq4_nl;
+    case quant::Type::IQ4_XS: return k->iq4_xs;
     default: return nullptr;
   }
+}
+
+Isa best_panel_isa(quant::Type type) {
+  ORK_CHECK(QPanels::supports(type), "ops::best_panel_isa: no panel layout for ", quant::traits(type).name);
+  const std::vector<Isa> isas = supported_isas();
+  for (auto it = isas.rbegin(); it != isas.rend(); ++it)
+    if (panel_kernel(type, *it) != nullptr) return *it;
+  return Isa::kScalar;
+}
+
+void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y) {
+  matmul_qpanels(pool, x, m, w, y, best_panel_isa(w.type()));
 }
 
 void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y,

@@ -1,4 +1,4 @@
-// QPanels — Q8_0, Q4_0, Q4_K or Q6_K weights re-laid out in panels of 16 rows for a register-tiled int8 GEMM.
+// QPanels — Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, IQ4_NL or IQ4_XS weights re-laid out in panels of 16 rows for a register-tiled int8 GEMM.
 //
 // The GGUF layout puts each weight row's 32-element blocks one after another, so a dot product
 // ends with a horizontal sum per output and every (row, column) pair of a tile repeats the same
@@ -9,8 +9,9 @@
 //
 //   panel p = weight rows 16p .. 16p+15 (rows past N are zero: scales 0, weights 0)
 //   per panel:  the scale region, one entry per block (nb blocks), padded to a multiple of 64 bytes:
-//     Q8_0, Q4_0:  uint16 d[16]             the rows' block scales, fp16 bits as in the GGUF block
-//     Q4_K:        uint16 d[16], dmin[16]   fp16 bits as in the GGUF block
+//     Q8_0, Q4_0, IQ4_NL:  uint16 d[16]     the rows' block scales, fp16 bits as in the GGUF block
+//     IQ4_XS:      uint16 d[16]; int8 l[8][16]  the sub-block scales ls − 32 (in [−32, 31])
+//     Q4_K, Q5_K:  uint16 d[16], dmin[16]   fp16 bits as in the GGUF block
 //                  uint8 sc[8][16], m[8][16]  the 6-bit sub-block scales and mins, unpacked
 //     Q6_K:        uint16 d[16]; int8 sc[16][16]  the 16 sub-block scales of each row
 //   then the quant region, per block:
@@ -22,16 +23,24 @@
 //          Σ nibble·x = Σ w·x + 8·Σx.
 //   Q4_K:  uint8 q[nb][32][16][4]  q[b][G][r][e] = byte 4G+e of row r's 128 GGUF quant bytes: group
 //          G = 8j + g holds sub-block 2j (low nibbles) and 2j+1 (high nibbles), elements 4g .. 4g+3.
+//   IQ4_NL: as Q4_0 (the nibbles are indices into quant::kIQ4NLValues).
+//   IQ4_XS: uint8 q[nb][32][16][4]  group G = 4j + g: GGUF qs bytes 16j + 4g .. +3 of the 16 rows, i.e.
+//          sub-block j's elements 4g .. 4g+3 (low nibbles) and 16+4g .. 16+4g+3 (high nibbles).
+//   Q5_K:  the Q4_K groups, then uint8 qh[nb][8][16][4]: qh group g = GGUF qh bytes 4g .. 4g+3 of
+//          the 16 rows; bit j of qh byte l is the 5th bit of element 32j + l (q = nibble | bit << 4,
+//          in [0, 31]).
 //   Q6_K:  uint8 ql[nb][32][16][4], qh[nb][16][16][4]: groups of 4 GGUF ql / qh bytes of the 16
 //          rows. Elements 128h + 32k + 4l' .. +3 (half h, quarter k, l' < 8) have their low 4 bits in
 //          ql group 16h + 8(k % 2) + l' (nibble k / 2) and their high 2 bits in qh group 8h + l'
 //          (bits 2k, 2k+1); q = low | high << 4 in [0, 63], the weight is q − 32.
-// Activations: Q8_0 and Q4_0 take BlockQ8A rows (32 values, Σx stored, so the integer dot is
-// recovered exactly); Q4_K and Q6_K take quant::BlockQ8_K rows (256 values, 16-value sums).
+// Activations: Q8_0, Q4_0 and IQ4_NL take BlockQ8A rows (32 values, Σx stored, so the integer dot is
+// recovered exactly); Q4_K, Q5_K, Q6_K and IQ4_XS take quant::BlockQ8_K rows (256 values, 16-value sums).
 //
 // Numerics per output (identical on every ISA and independent of tiling, threads and M):
-//   Q8_0, Q4_0:  acc = 0;  per block:  p = Σ_e w·x (exact int32);  acc = fma(f32(d_w)·d_x, f32(p), acc)
-//   Q4_K:        per super-block:  isum = Σ_s sc_s·Σ_{e∈s} q·x,  msum = Σ_s m_s·Σ_{e∈s} x (exact int32);
+//   Q8_0, Q4_0, IQ4_NL:  acc = 0;  per block:  p = Σ_e w·x (exact int32; IQ4_NL: w = the grid value);
+//                acc = fma(f32(d_w)·d_x, f32(p), acc)
+//   IQ4_XS:      per super-block:  t = Σ_s l_s·Σ_{e∈s} grid(q)·x (exact int32);  acc = fma(f32(d)·d_x, f32(t), acc)
+//   Q4_K, Q5_K:  per super-block:  isum = Σ_s sc_s·Σ_{e∈s} q·x,  msum = Σ_s m_s·Σ_{e∈s} x (exact int32);
 //                acc = fma(f32(d)·d_x, f32(isum), acc);  acc = fma(−(f32(dmin)·d_x), f32(msum), acc)
 //   Q6_K:        per super-block:  t = Σ_s sc_s·(Σ_{e∈s} q·x − 32·Σ_{e∈s} x) (exact int32);
 //                acc = fma(f32(d)·d_x, f32(t), acc)
@@ -56,13 +65,15 @@ inline constexpr int kPanelRows = 16;
 inline constexpr int kPanelGroupBytes = kPanelRows * 4;  // 4 bytes × 16 rows: one 64-byte vector
 inline constexpr int kPanelQ4KScaleBytes = 64 + 2 * 8 * kPanelRows;  // 320: d, dmin, sc, m
 inline constexpr int kPanelQ4KQuantBytes = 32 * kPanelGroupBytes;    // 2048: 128 bytes × 16 rows
+inline constexpr int kPanelQ5KQuantBytes = 40 * kPanelGroupBytes;    // 2560: + 32 qh bytes × 16 rows
+inline constexpr int kPanelIQ4XSScaleBytes = 32 + 8 * kPanelRows;    // 160: d, l
 inline constexpr int kPanelQ6KScaleBytes = 32 + 16 * kPanelRows;      // 288: d, sc
 inline constexpr int kPanelQ6KQuantBytes = 48 * kPanelGroupBytes;    // 3072: ql 2048, qh 1024
 
 class QPanels {
  public:
   QPanels() = default;
-  // Whether `type` has a panel layout (Q8_0, Q4_0, Q4_K, Q6_K).
+  // Whether `type` has a panel layout (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS).
   static bool supports(quant::Type type);
   // Packs N rows of K elements of `type` (GGUF bytes, row stride quant::row_bytes(type, K), no
   // alignment needed). K must be a positive multiple of the block size, N positive, and supports(type)
@@ -73,7 +84,7 @@ class QPanels {
   quant::Type type() const { return type_; }
   int64_t n() const { return n_; }
   int64_t k() const { return k_; }
-  int64_t block_elems() const { return block_elems_; }  // 32, or 256 for Q4_K and Q6_K
+  int64_t block_elems() const { return block_elems_; }  // 32, or 256 for the K types and IQ4_XS
   int64_t blocks() const { return k_ / block_elems_; }
   int64_t panels() const { return (n_ + kPanelRows - 1) / kPanelRows; }
   // Bytes of one panel (a multiple of 64), of its scale region, of one block's quants in a panel,
@@ -110,20 +121,28 @@ struct PanelKernels {
   PanelTileFn q4_0 = nullptr;
   PanelTileFn q4_k = nullptr;
   PanelTileFn q6_k = nullptr;
+  PanelTileFn q5_k = nullptr;    // scalar and AVX2 only so far
+  PanelTileFn iq4_nl = nullptr;  // scalar and AVX2 only so far
+  PanelTileFn iq4_xs = nullptr;  // scalar and AVX2 only so far
 };
 
 // The panel kernel of `isa` for `type`, or null when there is none (then the type runs on the GGUF
 // layout). The scalar kernels are the reference every vector kernel must equal bit for bit.
 PanelTileFn panel_kernel(quant::Type type, Isa isa);
 const PanelKernels* panel_kernels_scalar();
+const PanelKernels* panel_kernels_avx2();        // Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS only; null when not built for x86-64
 const PanelKernels* panel_kernels_avx512vnni();  // null when not built for x86-64
 const PanelKernels* panel_kernels_neon();        // null when not built for aarch64
 
 // Y[M×N] = X[M×K] · Wᵀ for packed W, with activations quantized per row (quantize_row_q8a, or
-// quantize_row_q8k for Q4_K and Q6_K), on `pool`, with the panel kernel of `isa` (ork::Error when it has none).
+// quantize_row_q8k for the K types), on `pool`, with the panel kernel of `isa` (ork::Error when it has none).
 // x: M rows of K f32; y: M rows of N f32 (must not overlap x). Every output is computed by one
 // thread with the same operations whatever the thread count, tiling and M.
-void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y,
-                    Isa isa = best_isa());
+void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y, Isa isa);
+// The same with best_panel_isa(w.type()).
+void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y);
+// The best ISA of this CPU with a panel kernel for `type` (Isa::kScalar when no vector kernel has one;
+// ork::Error when QPanels::supports(type) is false).
+Isa best_panel_isa(quant::Type type);
 
 }  // namespace ork::ops

@@ -127,4 +127,25 @@ struct BlockQ8_K {
 };
 static_assert(sizeof(BlockQ8_K) == 292);
 
+// IQ4_NL: x = d * kIQ4NLValues[q], q in [0, 15] (a non-uniform 4-bit grid). 4.5 bits per weight.
+// The grid is ggml's kvalues_iq4nl (ggml/src/ggml-common.h).
+inline constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+struct BlockIQ4_NL {
+  uint16_t d;           // fp16 scale
+  uint8_t qs[kQK / 2];  // grid indices, nibbles as in Q4_0
+};
+static_assert(sizeof(BlockIQ4_NL) == 18);
+
+// IQ4_XS: 8 sub-blocks of 32; x = d * (ls - 32) * kIQ4NLValues[q], ls 6-bit. 4.25 bits per weight.
+// Sub-block j: ls = (scales_l[j/2] >> 4*(j%2)) & 15 | ((scales_h >> 2*j) & 3) << 4; its 32 indices
+// are nibbles of qs[16*j .. 16*j + 15] as in Q4_0 (element l < 16 low nibble of byte l, 16 + l high).
+struct BlockIQ4_XS {
+  uint16_t d;                 // fp16 super-block scale
+  uint16_t scales_h;          // high 2 bits of the 8 sub-block scales
+  uint8_t scales_l[kQK_K / 64];  // low 4 bits of the 8 sub-block scales, two per byte
+  uint8_t qs[kQK_K / 2];      // grid indices
+};
+static_assert(sizeof(BlockIQ4_XS) == 136);
+
 }  // namespace ork::quant

@@ -41,4 +41,8 @@ void decode_q5_K(const void* src, float* dst, int64_t n);
 void decode_q6_K(const void* src, float* dst, int64_t n);
 void decode_q8_K(const void* src, float* dst, int64_t n);
 
+// Non-uniform 4-bit grids (decode_iq4.cpp).
+void decode_iq4_nl(const void* src, float* dst, int64_t n);
+void decode_iq4_xs(const void* src, float* dst, int64_t n);
+
 }  // namespace ork::quant

@@ -39,4 +39,9 @@ void quantize_q5_K(const float* src, void* dst, int64_t n);
 void quantize_q6_K(const float* src, void* dst, int64_t n);
 void quantize_q8_K(const float* src, void* dst, int64_t n);
 
+// Non-uniform 4-bit grids (quantize_iq4.cpp): the scale maps the block's extremes inside the grid's
+// [-127, 113] and each element takes the nearest grid value (not ggml's scale search).
+void quantize_iq4_nl(const float* src, void* dst, int64_t n);
+void quantize_iq4_xs(const float* src, void* dst, int64_t n);
+
 }  // namespace ork::quant

@@ -30,6 +30,8 @@ constexpr TypeTraits kTraits[] = {
     {Type::Q5_K, "q5_K", kQK_K, sizeof(BlockQ5_K), decode_q5_K, quantize_q5_K},
     {Type::Q6_K, "q6_K", kQK_K, sizeof(BlockQ6_K), decode_q6_K, quantize_q6_K},
     {Type::Q8_K, "q8_K", kQK_K, sizeof(BlockQ8_K), decode_q8_K, quantize_q8_K},
+    {Type::IQ4_NL, "iq4_nl", kQK, sizeof(BlockIQ4_NL), decode_iq4_nl, quantize_iq4_nl},
+    {Type::IQ4_XS, "iq4_xs", kQK_K, sizeof(BlockIQ4_XS), decode_iq4_xs, quantize_iq4_xs},
 };
 
 const TypeTraits* find(uint32_t id) {

@@ -91,7 +91,7 @@ TEST_P(ForwardFastPacked, PanelsWithinBoundAndDecodeEqualsPrefill) {
     const Config& cfg = m->config();
     ThreadPool pool(2);
     CpuMatmul backend(pool, ops::MatmulMode::kFast, &m->weights(), &m->file());
-    const bool has_panels = ops::panel_kernel(GetParam(), ops::best_isa()) != nullptr;
+    const bool has_panels = ops::best_panel_isa(GetParam()) != ops::Isa::kScalar;
     EXPECT_EQ(backend.packed_bytes() > 0, has_panels);
     Forward fwd(cfg, m->weights(), backend, pool);
     const int64_t n = int64_t(tokens.size());
@@ -109,7 +109,8 @@ TEST_P(ForwardFastPacked, PanelsWithinBoundAndDecodeEqualsPrefill) {
 
 INSTANTIATE_TEST_SUITE_P(Types, ForwardFastPacked,
                          ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_K,
-                                           quant::Type::Q6_K),
+                                           quant::Type::Q5_K, quant::Type::Q6_K, quant::Type::IQ4_NL,
+                                           quant::Type::IQ4_XS),
                          [](const auto& info) {
                            return std::string(quant::type_name(uint32_t(info.param)));
                          });

@@ -99,7 +99,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"llama", quant::Type::Q5_0, false, 2}, Case{"llama", quant::Type::Q5_1, false, 2},
                       Case{"llama", quant::Type::Q2_K, false, 2}, Case{"qwen3", quant::Type::Q3_K, false, 2},
                       Case{"llama", quant::Type::Q4_K, false, 2}, Case{"llama", quant::Type::Q5_K, false, 2},
-                      Case{"qwen2", quant::Type::Q6_K, true, 2},
+                      Case{"qwen2", quant::Type::Q6_K, true, 2}, Case{"llama", quant::Type::IQ4_NL, false, 2},
+                      Case{"qwen3", quant::Type::IQ4_XS, false, 2},
                       // Llama 3.1/3.2: rope_freqs.weight, normal pairs; and on NeoX pairs (qwen2).
                       Case{"llama", quant::Type::F32, false, 2, "llama3"},
                       Case{"llama", quant::Type::F32, true, 4, "random"},
@@ -172,7 +173,8 @@ TEST(ForwardQuantized, LogitsStayCloseToTheF32Model) {
   // Relative error budgets: roughly the format's per-weight relative error, with headroom.
   const std::pair<quant::Type, double> budgets[] = {
       {quant::Type::F16, 2e-3}, {quant::Type::Q8_0, 3e-2}, {quant::Type::Q6_K, 6e-2},
-      {quant::Type::Q5_K, 0.1}, {quant::Type::Q4_0, 0.25}, {quant::Type::Q4_K, 0.2}};
+      {quant::Type::Q5_K, 0.1}, {quant::Type::Q4_0, 0.25}, {quant::Type::Q4_K, 0.2},
+      {quant::Type::IQ4_NL, 0.25}, {quant::Type::IQ4_XS, 0.25}};
   for (const auto& [type, budget] : budgets) {
     const auto q = run(type);
     EXPECT_LT(normalized_error(q.data(), ref), budget) << quant::type_name(uint32_t(type));

@@ -1,4 +1,4 @@
-// QPanels (Q8_0, Q4_0, Q4_K, Q6_K): the layout round-trips to the GGUF bytes; every ISA's panel kernel equals
+// QPanels (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS): the layout round-trips to the GGUF bytes; every ISA's panel kernel equals
 // the scalar reference bit for bit; the reference equals the exact quantized product within two f32
 // roundings per block; results do not depend on threads, M or the source's alignment.
 #include "ops/qpanels.h"
@@ -134,7 +134,10 @@ TEST_P(QPanelsP, EveryIsaKernelEqualsTheReferenceBitForBit) {
         }
   }
   // The vector kernel of this build's target runs whenever its CPU feature is there.
-  if (isa_supported(Isa::kAvx512Vnni) || isa_supported(Isa::kNeonDot)) {
+  const bool avx2_type = type != quant::Type::Q8_0 && type != quant::Type::Q4_0;
+  const bool vnni_neon_type = type != quant::Type::Q5_K && type != quant::Type::IQ4_NL && type != quant::Type::IQ4_XS;
+  if ((vnni_neon_type && (isa_supported(Isa::kAvx512Vnni) || isa_supported(Isa::kNeonDot))) ||
+      (avx2_type && isa_supported(Isa::kAvx2))) {
     EXPECT_GE(isas, 1);
   }
 }
@@ -186,12 +189,95 @@ TEST(QPanels, Q4_0LayoutKeepsTheGgufNibblePairs) {
   EXPECT_EQ(p.panel(0)[p.scale_bytes() + 5 * 4], 0x88);
 }
 
+// The largest integer sums the K-type kernels form: every quant at its maximum (Q4_K nibbles 15 and
+// Q5_K values 31 with 6-bit scales and mins 63; Q6_K values 63 with int8 scales ±127 / −128) against activations all
+// ±127. The AVX2 kernels sum vpmaddubsw pairs in int16 (30480, 31496, 32004 here, below 2^15): a
+// saturation or an overflow would change these outputs. Checked against the integer formula too.
+TEST(QPanels, KTypeKernelsAreExactAtTheLargestSums) {
+  const int64_t n = 20, k = 512, nb = k / 256;
+  ThreadPool pool(2);
+  for (quant::Type type : {quant::Type::Q4_K, quant::Type::Q5_K, quant::Type::Q6_K})
+    for (float xv : {1.0f, -1.0f}) {
+      const int64_t bb = quant::traits(type).type_size;
+      std::vector<uint8_t> w(size_t(n * nb * bb));
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t b = 0; b < nb; ++b) {
+          uint8_t* blk = w.data() + (r * nb + b) * bb;
+          if (type != quant::Type::Q6_K) {  // d, dmin = 1.0 (f16 0x3c00); scales, mins 63; q 15 or 31
+            blk[0] = 0x00, blk[1] = 0x3c, blk[2] = 0x00, blk[3] = 0x3c;
+            std::memset(blk + 4, 0xff, size_t(bb - 4));
+          } else {  // ql, qh all ones (q = 63), scales 127 or −128 by row, d = 1.0
+            std::memset(blk, 0xff, 192);
+            std::memset(blk + 192, r % 2 ? 0x80 : 0x7f, 16);
+            blk[208] = 0x00, blk[209] = 0x3c;
+          }
+        }
+      const QPanels p = QPanels::pack(type, w.data(), n, k);
+      const std::vector<float> x(size_t(2 * k), xv);
+      std::vector<float> ref(size_t(2 * n));
+      matmul_qpanels(pool, x.data(), 2, p, ref.data(), Isa::kScalar);
+      // The activations quantize to ±127 with d_x = 1/127 (f32), so per super-block and row:
+      const double dx = double(1.0f / 127.0f), q = xv > 0 ? 127.0 : -127.0;
+      for (int64_t r = 0; r < n; ++r) {
+        const double qmax = type == quant::Type::Q4_K ? 15 : 31;
+        const double per_block = type != quant::Type::Q6_K
+                                     ? 8 * 63 * (32 * qmax * q) - 8 * 63 * (32 * q)
+                                     : 16 * (r % 2 ? -128.0 : 127.0) * (16 * 63 * q - 32 * 16 * q);
+        EXPECT_NEAR(ref[size_t(r)], double(nb) * dx * per_block, 1e-6 * std::fabs(double(nb) * dx * per_block))
+            << quant::traits(type).name << " row " << r;
+      }
+      for (Isa isa : supported_isas()) {
+        if (isa == Isa::kScalar || panel_kernel(type, isa) == nullptr) continue;
+        std::vector<float> got(ref.size(), -3.0f);
+        matmul_qpanels(pool, x.data(), 2, p, got.data(), isa);
+        EXPECT_TRUE(bit_equal(ref, got)) << isa_name(isa) << " " << quant::traits(type).name << " x=" << xv;
+      }
+    }
+}
+
+// IQ4: every index 0 (grid value −127) against activations ±127, the largest |w·x| pair sums
+// (2·127·127 = 32258 in one vpmaddubsw lane), with IQ4_XS sub-block scales at both ends (−32, 31).
+TEST(QPanels, IQ4KernelsAreExactAtTheLargestProducts) {
+  const int64_t n = 20, k = 512;
+  ThreadPool pool(2);
+  for (quant::Type type : {quant::Type::IQ4_NL, quant::Type::IQ4_XS})
+    for (float xv : {1.0f, -1.0f}) {
+      const int64_t bs = quant::traits(type).block_size, bb = quant::traits(type).type_size, nb = k / bs;
+      std::vector<uint8_t> w(size_t(n * nb * bb), 0);
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t b = 0; b < nb; ++b) {
+          uint8_t* blk = w.data() + (r * nb + b) * bb;
+          blk[0] = 0x00, blk[1] = 0x3c;  // d = 1.0
+          if (type == quant::Type::IQ4_XS) {  // ls = 0 (l = −32) on even rows, 63 (l = 31) on odd rows
+            const uint8_t v = r % 2 ? 0xff : 0x00;
+            blk[2] = blk[3] = blk[4] = blk[5] = blk[6] = blk[7] = v;
+          }
+        }
+      const QPanels p = QPanels::pack(type, w.data(), n, k);
+      const std::vector<float> x(size_t(2 * k), xv);
+      std::vector<float> ref(size_t(2 * n));
+      matmul_qpanels(pool, x.data(), 2, p, ref.data(), Isa::kScalar);
+      const double dx = double(1.0f / 127.0f), q = xv > 0 ? 127.0 : -127.0;
+      for (int64_t r = 0; r < n; ++r) {
+        const double l = type == quant::Type::IQ4_NL ? 1.0 : (r % 2 ? 31.0 : -32.0);
+        const double want = double(k) * dx * l * (-127.0 * q);
+        EXPECT_NEAR(ref[size_t(r)], want, 1e-6 * std::fabs(want)) << quant::traits(type).name << " row " << r;
+      }
+      for (Isa isa : supported_isas()) {
+        if (isa == Isa::kScalar || panel_kernel(type, isa) == nullptr) continue;
+        std::vector<float> got(ref.size(), -3.0f);
+        matmul_qpanels(pool, x.data(), 2, p, got.data(), isa);
+        EXPECT_TRUE(bit_equal(ref, got)) << isa_name(isa) << " " << quant::traits(type).name << " x=" << xv;
+      }
+    }
+}
+
 TEST(QPanels, BadShapesAndTypesThrow) {
   std::vector<uint8_t> w(34 * 4, 0);
   EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 1, 33), Error);
   EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 0, 32), Error);
   EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 1, 0), Error);
-  EXPECT_THROW(QPanels::pack(quant::Type::Q5_K, w.data(), 1, 256), Error);
+  EXPECT_THROW(QPanels::pack(quant::Type::Q5_1, w.data(), 1, 32), Error);
   EXPECT_THROW(QPanels::pack(quant::Type::Q4_K, w.data(), 1, 32), Error);
   EXPECT_FALSE(QPanels::supports(quant::Type::F16));
   ThreadPool pool(1);
@@ -203,7 +289,8 @@ TEST(QPanels, BadShapesAndTypesThrow) {
 
 INSTANTIATE_TEST_SUITE_P(Types, QPanelsP,
                          ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_K,
-                                           quant::Type::Q6_K),
+                                           quant::Type::Q5_K, quant::Type::Q6_K, quant::Type::IQ4_NL,
+                                           quant::Type::IQ4_XS),
                          [](const auto& info) {
                            return std::string(quant::type_name(uint32_t(info.param)));
                          });

@@ -58,6 +58,9 @@ Stats stats(const float* x, int n) {
 // Tolerance of every element of one block of `block` elements starting at x.
 using Tolerance = std::function<float(const float* x)>;
 
+// IQ4 block scale: the block's extremes inside the grid's [-127, 113].
+float grid_scale(const Stats& s) { return std::max(std::max(s.mx, 0.0f) / 113, -std::min(s.mn, 0.0f) / 127); }
+
 // Symmetric block formats: levels -L..L-1 with d = amax / (L - 1/2), or -127..127 with amax / 127.
 Tolerance symmetric(int block, float divisor) {
   return [=](const float* x) {
@@ -127,6 +130,20 @@ std::vector<Case> cases() {
       {Type::Q8_K, 256, [](const float* x) {
          const float amax = stats(x, 256).amax;
          return 0.5f * amax / 127 + 1e-6f * amax;
+       }},
+      // The grid [-127, 113] has gaps of at most 24: half of that times the scale (quantize_iq4.cpp).
+      {Type::IQ4_NL, 32, [](const float* x) {
+         const Stats s = stats(x, 32);
+         return 12 * grid_scale(s) * (1 + kF16Rel) + 1e-6f * s.amax;
+       }},
+      {Type::IQ4_XS, 256, [](const float* x) {
+         float smax = 0, amax = 0;
+         for (int j = 0; j < 8; ++j) {
+           const Stats s = stats(x + 32 * j, 32);
+           smax = std::max(smax, grid_scale(s));
+           amax = std::max(amax, s.amax);
+         }
+         return 12 * smax * (1 + 1.001f / 31) * (1 + kF16Rel) + 1e-5f * amax;
        }},
   };
 }

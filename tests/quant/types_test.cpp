@@ -27,7 +27,8 @@ const Expected kExpected[] = {
     {0, "f32", 1, 4},        {1, "f16", 1, 2},        {2, "q4_0", 32, 18},     {3, "q4_1", 32, 20},
     {6, "q5_0", 32, 22},     {7, "q5_1", 32, 24},     {8, "q8_0", 32, 34},     {9, "q8_1", 32, 36},
     {10, "q2_K", 256, 84},   {11, "q3_K", 256, 110},  {12, "q4_K", 256, 144},  {13, "q5_K", 256, 176},
-    {14, "q6_K", 256, 210},  {15, "q8_K", 256, 292},  {30, "bf16", 1, 2},
+    {14, "q6_K", 256, 210},  {15, "q8_K", 256, 292},  {20, "iq4_nl", 32, 18},  {23, "iq4_xs", 256, 136},
+    {30, "bf16", 1, 2},
 };
 
 TEST(QuantTypes, TraitsOfEverySupportedType) {
@@ -57,7 +58,7 @@ TEST(QuantTypes, IsSupportedForEveryIdUpTo40) {
 
 TEST(QuantTypes, NamesOfUnsupportedIds) {
   EXPECT_EQ(type_name(16), "iq2_xxs");
-  EXPECT_EQ(type_name(20), "iq4_nl");
+  EXPECT_EQ(type_name(21), "iq3_s");
   EXPECT_EQ(type_name(39), "mxfp4");
   EXPECT_EQ(type_name(5), "q4_3");
   EXPECT_EQ(type_name(40), "type 40");
