@@ -8,7 +8,8 @@
 #               arm64 architecture when needed). Nothing extra on an arm64 machine.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ pkg-config libpcre2-dev libgtest-dev libgmock-dev libbenchmark-dev)
+packages=(cmake ninja-build g++ pkg-config libpcre2-dev libgtest-dev libgmock-dev libbenchmark-dev
+          libcpp-httplib-dev nlohmann-json3-dev)
 add_arch=0
 for arg in "$@"; do
   case "$arg" in
