@@ -89,6 +89,32 @@ std::unique_ptr<Context> Context::dup(bool copy_state) const {
   return c;
 }
 
+void Context::truncate(int64_t n) {
+  ORK_CHECK(n >= 0 && n <= n_past_, "truncate: ", n, " is outside [0, ", n_past_, "]");
+  n_past_ = n;
+}
+
+std::vector<float> Context::state() const {
+  const int64_t n_layer = engine_.model().config().n_layer, dim = cache_.kv_dim();
+  std::vector<float> s;
+  s.reserve(size_t(2 * n_layer * n_past_ * dim));
+  for (int64_t l = 0; l < n_layer; ++l) s.insert(s.end(), cache_.k(l), cache_.k(l) + n_past_ * dim);
+  for (int64_t l = 0; l < n_layer; ++l) s.insert(s.end(), cache_.v(l), cache_.v(l) + n_past_ * dim);
+  return s;
+}
+
+void Context::set_state(const std::vector<float>& s, int64_t n) {
+  const int64_t n_layer = engine_.model().config().n_layer, dim = cache_.kv_dim();
+  ORK_CHECK(n >= 0 && n <= n_ctx(), "KV state of ", n, " positions does not fit the context of ",
+            n_ctx(), " tokens");
+  ORK_CHECK(s.size() == size_t(2 * n_layer * n * dim), "KV state holds ", s.size(), " floats, ",
+            2 * n_layer * n * dim, " expected for ", n, " positions");
+  const float* p = s.data();
+  for (int64_t l = 0; l < n_layer; ++l, p += n * dim) std::copy(p, p + n * dim, cache_.k(l));
+  for (int64_t l = 0; l < n_layer; ++l, p += n * dim) std::copy(p, p + n * dim, cache_.v(l));
+  n_past_ = n;
+}
+
 Context::Memory Context::memory() const {
   Memory m;
   m.kv_bytes = cache_.bytes();

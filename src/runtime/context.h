@@ -55,6 +55,15 @@ class Context {
 
   // Forgets the sequence (positions restart at 0).
   void reset() { n_past_ = 0; }
+  // Keeps the first n tokens of the sequence (0 <= n <= n_past(), else ork::Error); the next eval
+  // continues at position n, overwriting what came after.
+  void truncate(int64_t n);
+
+  // The KV cache rows of positions [0, n_past()): for each layer, n_past() × kv_dim floats of K, then
+  // the same of V. set_state() restores such a vector as n_past() = n (ork::Error when its size is
+  // not that of n positions or n exceeds n_ctx()).
+  std::vector<float> state() const;
+  void set_state(const std::vector<float>& state, int64_t n);
 
  private:
   // Exactly one of tokens and embd is non-null.

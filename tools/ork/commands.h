@@ -8,6 +8,8 @@
 namespace ork::cli {
 
 int cmd_run(const std::vector<std::string>& args);
+int cmd_chat(const std::vector<std::string>& args);
+int cmd_serve(const std::vector<std::string>& args);
 int cmd_tokenize(const std::vector<std::string>& args);
 int cmd_mem(const std::vector<std::string>& args);
 int cmd_probe(const std::vector<std::string>& args);

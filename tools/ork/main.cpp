@@ -17,6 +17,8 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  run        generate text from a prompt\n"
+    "  chat       interactive multi-turn chat (the model's chat template)\n"
+    "  serve      OpenAI- and Ollama-compatible HTTP server\n"
     "  tokenize   print the token ids of a text\n"
     "  mem        memory a model takes: the plan before loading, then the device's counts\n"
     "  perplexity perplexity of a model over a text file (llama.cpp's convention)\n"
@@ -37,6 +39,8 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 2, argv + argc);
   try {
     if (command == "run") return ork::cli::cmd_run(args);
+    if (command == "chat") return ork::cli::cmd_chat(args);
+    if (command == "serve") return ork::cli::cmd_serve(args);
     if (command == "tokenize") return ork::cli::cmd_tokenize(args);
     if (command == "mem") return ork::cli::cmd_mem(args);
     if (command == "perplexity") return ork::cli::cmd_perplexity(args);
