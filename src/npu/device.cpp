@@ -129,8 +129,9 @@ std::unique_ptr<Device> Device::open_sim(const sim::SimOptions& options) {
 }
 
 std::unique_ptr<Device> Device::open(const DeviceOptions& options) {
-  const sim::SimOptions sim_options{options.sim_window_bytes, options.sim_domains, options.sim_cores,
-                                    sim::load_board_profile(options.board_profile), options.sim_timing_only};
+  sim::SimOptions sim_options(options.sim_window_bytes, options.sim_domains, options.sim_cores);
+  sim_options.board = sim::load_board_profile(options.board_profile);
+  sim_options.timing_only = options.sim_timing_only;
   if (options.sim_timing_only && options.kind != "npu") {
     log::warn("simulated NPU in timing-only mode: matmul results are not computed, so every output is "
               "meaningless; only the modeled board time counts");

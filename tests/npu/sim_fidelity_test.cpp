@@ -112,8 +112,12 @@ TEST(SimFidelity, ProbePhasesRunInOrder) {
     per_phase[last]++;
     EXPECT_EQ(s.cores, s.phase == ProbePhase::kMultiCore ? 3u : 1u);
     const SplitPlan p = plan_split(s.m, s.k, s.n, s.dtype, s.cores);
-    if (s.phase == ProbePhase::kSingleTask) EXPECT_EQ(p.tasks.size(), 1u);
-    if (s.phase == ProbePhase::kChained) EXPECT_GT(p.tasks.size(), 1u);
+    if (s.phase == ProbePhase::kSingleTask) {
+      EXPECT_EQ(p.tasks.size(), 1u);
+    }
+    if (s.phase == ProbePhase::kChained) {
+      EXPECT_GT(p.tasks.size(), 1u);
+    }
   }
   for (int n : per_phase) EXPECT_GT(n, 0);
   for (const auto& s : matmul_probe_plan(1)) EXPECT_NE(s.phase, ProbePhase::kMultiCore);

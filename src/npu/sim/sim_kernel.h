@@ -41,6 +41,8 @@
 namespace ork::npu::sim {
 
 struct SimOptions {
+  SimOptions(uint64_t window = uint64_t(4) << 30, uint32_t n_domains = 16, uint32_t n_cores = 3)
+      : window_bytes(window), domains(n_domains), cores(n_cores) {}
   uint64_t window_bytes = uint64_t(4) << 30;  // per domain; multiple of 4096 in [1 MiB, 4 GiB]
   uint32_t domains = 16;                      // usable ids 0..domains-1; 1..16
   uint32_t cores = 3;                         // 1..3
