@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "args.h"
+#include "sampling_flags.h"
 #include "commands.h"
 #include "device_flags.h"
 #include "core/env.h"
@@ -87,15 +88,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   const int64_t n_ctx = args.get_int("--ctx", 0, 1, int64_t(1) << 24);
   int64_t n_predict = args.get_int("--n-predict", 128, -1, int64_t(1) << 24);
 
-  runtime::SamplerParams sp;
-  sp.temperature = float(args.get_double("--temp", 0.8, 0.0, 1e6));
-  sp.top_k = int(args.get_int("--top-k", 40, 0, INT32_MAX));
-  sp.top_p = float(args.get_double("--top-p", 0.95, 1e-9, 1.0));
-  sp.min_p = float(args.get_double("--min-p", 0.05, 0.0, 1.0));
-  sp.repeat_penalty = float(args.get_double("--repeat-penalty", 1.0, 1e-6, 1e6));
-  sp.repeat_last_n = int(args.get_int("--repeat-last-n", 64, 0, INT32_MAX));
-  const int64_t seed = args.get_int("--seed", -1, -1, INT64_MAX);
-  sp.seed = seed >= 0 ? uint64_t(seed) : (uint64_t(std::random_device{}()) << 32 | std::random_device{}());
+  const runtime::SamplerParams sp = sampler_params(args);
   const bool json = args.has("--json");
   const bool print_tokens = args.has("--print-tokens");
 
