@@ -9,7 +9,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config libpcre2-dev libgtest-dev libgmock-dev libbenchmark-dev
-          libcpp-httplib-dev nlohmann-json3-dev curl)
+          libcpp-httplib-dev nlohmann-json3-dev curl ccache)
 add_arch=0
 for arg in "$@"; do
   case "$arg" in

@@ -8,25 +8,32 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 jobs="$(nproc)"
 "$root/scripts/setup.sh"
+stage_start=$SECONDS
+stage_done() { echo "== $1 took $((SECONDS - stage_start)) s" >&2; stage_start=$SECONDS; }
 
 echo "== release build and tests" >&2
 BUILD_DIR="$root/build" "$root/scripts/build.sh"
 ctest --test-dir "$root/build" -j "$jobs" --output-on-failure
+stage_done "release stage"
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer" >&2
 BUILD_DIR="$root/build-asan" "$root/scripts/build.sh" -DCMAKE_BUILD_TYPE=Debug \
   -DORK_SANITIZE=address,undefined -DORK_BUILD_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$root/build-asan" -j "$jobs" --output-on-failure -LE slow
+stage_done "ASan + UBSan stage"
 
-echo "== ThreadSanitizer (tests labelled 'threads')" >&2
-BUILD_DIR="$root/build-tsan" "$root/scripts/build.sh" -DCMAKE_BUILD_TYPE=Debug \
+echo "== ThreadSanitizer (tests named ThreadPool, Concurrent or Threads)" >&2
+# Only the test programs that hold such tests are built (and what they start).
+BUILD_DIR="$root/build-tsan" BUILD_TARGETS="${ORK_TSAN_TARGETS:-test_core test_model test_npu test_weights \
+test_tools test_api test_api_c ork ork-gen-model}" "$root/scripts/build.sh" -DCMAKE_BUILD_TYPE=Debug \
   -DORK_SANITIZE=thread -DORK_BUILD_BENCH=OFF
 # ServeConcurrent is left out: the server runs on Debian's cpp-httplib, a shared library without TSan
 # instrumentation, and these tests hung under TSan (not yet diagnosed); they run in the release and
 # ASan+UBSan stages.
 ctest --test-dir "$root/build-tsan" -j "$jobs" --output-on-failure --no-tests=error \
   -R "${ORK_TSAN_TESTS:-ThreadPool|Concurrent|Threads}" -E "${ORK_TSAN_EXCLUDE:-ServeConcurrent}"
+stage_done "TSan stage"
 
 if [ "${ORK_TEST_AARCH64:-1}" = 0 ]; then
   echo "== aarch64: skipped (ORK_TEST_AARCH64=0)" >&2
@@ -38,12 +45,17 @@ case "$(uname -m)" in
     exit 0 ;;
 esac
 echo "== aarch64 cross build (tests run under qemu-aarch64)" >&2
-stage_start=$SECONDS
 "$root/scripts/setup.sh" --aarch64
 a64="$root/build-aarch64"
-BUILD_DIR="$a64" "$root/scripts/build.sh" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" \
-  -DORK_BUILD_BENCH=OFF
-echo "== aarch64: build took $((SECONDS - stage_start)) s" >&2
+# The layers whose code or arithmetic differs by machine (SIMD kernels, quantization, float
+# rounding, char signedness in parsers and tokenizers) are built and tested under qemu; the NPU,
+# residency, API and server layers are portable C++ above them, checked under qemu end to end by
+# the probe and the parity runs below (docs/aarch64.md). ORK_AARCH64_TARGETS=all builds everything.
+a64_targets="${ORK_AARCH64_TARGETS:-ork ork-gen-model test_core test_gguf test_quant test_ops test_model test_runtime}"
+[ "$a64_targets" = all ] && a64_targets=""
+BUILD_DIR="$a64" BUILD_TARGETS="$a64_targets" "$root/scripts/build.sh" \
+  -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" -DORK_BUILD_BENCH=OFF
+stage_done "aarch64 build"
 # The same command as CMAKE_CROSSCOMPILING_EMULATOR in cmake/aarch64-linux-gnu.cmake.
 qemu=(qemu-aarch64 -L /)
 
@@ -85,5 +97,9 @@ for device in cpu sim; do
 done
 
 echo "== aarch64: unit tests under qemu-aarch64" >&2
-ctest --test-dir "$a64" -j "$jobs" --output-on-failure --no-tests=error
-echo "== aarch64 stage took $((SECONDS - stage_start)) s" >&2
+# Tests of programs that were not built (ApiC.*, the C API's own program, and the placeholders
+# gtest_discover_tests leaves for unbuilt test programs) are left out.
+a64_exclude=""
+[ -n "$a64_targets" ] && a64_exclude="^ApiC\.|_NOT_BUILT\$"
+ctest --test-dir "$a64" -j "$jobs" --output-on-failure --no-tests=error ${a64_exclude:+-E "$a64_exclude"}
+stage_done "aarch64 probe, parity and tests"
