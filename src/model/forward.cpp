@@ -95,6 +95,23 @@ void Forward::linear(const Linear& w, const float* x, int64_t n, float* y) {
   }
 }
 
+void Forward::linear_group(std::initializer_list<const Linear*> ws, const float* x, int64_t n,
+                           std::initializer_list<float*> ys) {
+  ORK_CHECK(ws.size() == ys.size() && ws.size() > 0, "linear_group: ", ws.size(), " weights, ", ys.size(), " outputs");
+  check_finite(x, n, (*ws.begin())->k, "input of", **ws.begin());
+  backend_.matmul_group(std::span<const Linear* const>(ws.begin(), ws.size()), x, n,
+                        std::span<float* const>(ys.begin(), ys.size()));
+  auto y = ys.begin();
+  for (const Linear* w : ws) {
+    float* out = *y++;
+    if (w->bias == nullptr) continue;
+    for (int64_t i = 0; i < n; ++i) {
+      float* row = out + i * w->n;
+      for (int64_t j = 0; j < w->n; ++j) row[j] += w->bias[j];
+    }
+  }
+}
+
 void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, int64_t pos0) {
   const LayerWeights& l = w_.layers[size_t(il)];
   const int64_t E = c_.n_embd, Q = c_.q_dim(), KV = c_.kv_dim(), D = c_.head_dim;
@@ -102,9 +119,7 @@ void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, in
   for (int64_t i = 0; i < n; ++i) {
     ops::rmsnorm(x_in + i * E, l.attn_norm, E, c_.rms_eps, h_.data() + i * E);
   }
-  linear(l.wq, h_.data(), n, q_.data());
-  linear(l.wk, h_.data(), n, k_.data());
-  linear(l.wv, h_.data(), n, v_.data());
+  linear_group({&l.wq, &l.wk, &l.wv}, h_.data(), n, {q_.data(), k_.data(), v_.data()});
 
   for (int64_t i = 0; i < n; ++i) {
     float* q = q_.data() + i * Q;
@@ -136,8 +151,7 @@ void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, in
   for (int64_t i = 0; i < n; ++i) {
     ops::rmsnorm(x_.data() + i * E, l.ffn_norm, E, c_.rms_eps, h_.data() + i * E);
   }
-  linear(l.gate, h_.data(), n, gate_.data());
-  linear(l.up, h_.data(), n, up_.data());
+  linear_group({&l.gate, &l.up}, h_.data(), n, {gate_.data(), up_.data()});
   ops::swiglu(gate_.data(), up_.data(), n * c_.n_ff, act_.data());
   linear(l.down, act_.data(), n, h_.data());
   for (int64_t i = 0; i < n * E; ++i) x_[size_t(i)] += h_[size_t(i)];

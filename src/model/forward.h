@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -58,6 +59,9 @@ class Forward {
   // caller's embeddings, read by layer 0 only) and lives in x_ from layer 0's first residual add on.
   void run(KvCache& cache, const float* x0, int64_t n, int64_t pos0, bool all_logits, float* logits);
   void linear(const Linear& w, const float* x, int64_t n, float* y);
+  // linear() for weights sharing the input x (equal k), handed to the backend as one group.
+  void linear_group(std::initializer_list<const Linear*> ws, const float* x, int64_t n,
+                    std::initializer_list<float*> ys);
   void layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, int64_t pos0);
 
   const Config& c_;

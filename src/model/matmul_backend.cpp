@@ -5,6 +5,11 @@
 
 namespace ork::model {
 
+void MatmulBackend::matmul_group(std::span<const Linear* const> ws, const float* x, int64_t m,
+                                 std::span<float* const> ys) {
+  for (size_t i = 0; i < ws.size(); ++i) matmul(*ws[i], x, m, ys[i]);
+}
+
 CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weights,
                      const gguf::File* file)
     : pool_(pool), mode_(mode) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -21,6 +22,10 @@ class MatmulBackend {
   virtual ~MatmulBackend() = default;
   // y[m × w.n] = x[m × w.k] · Wᵀ (the bias is not added here). x and y are row-major f32.
   virtual void matmul(const Linear& w, const float* x, int64_t m, float* y) = 0;
+  // ys[i][m × ws[i]->n] = x · ws[i]ᵀ for linears that read the same input (equal k: a layer's Q/K/V,
+  // or its gate and up). A device backend may run them as one job; by default one after another.
+  virtual void matmul_group(std::span<const Linear* const> ws, const float* x, int64_t m,
+                            std::span<float* const> ys);
   // Short name for messages and statistics ("cpu", "npu", "sim").
   virtual const char* name() const = 0;
 };

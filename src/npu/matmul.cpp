@@ -53,63 +53,11 @@ PackedWeight load_packed_weight(Device& dev, const uint8_t* packed, int64_t n, i
 
 void build_tasks(const SplitPlan& plan, const TaskAddresses& addr, uint8_t* regcmd_host,
                  uapi::Task* tasks) {
-  const size_t count = plan.tasks.size();
-  std::vector<uint64_t> e(kMatmulEntries);
-  for (size_t i = 0; i < count; ++i) {
-    const TaskTile& t = plan.tasks[i];
-    MatmulTaskDesc d;
-    d.dtype = plan.dtype;
-    d.m = uint32_t(t.mt), d.k = uint32_t(t.ks), d.n = uint32_t(t.nt);
-    const uint64_t a = addr.a + t.a_off, b = addr.b + t.b_off, c = addr.c + t.c_off;
-    ORK_CHECK(a < (uint64_t(1) << 32) && b < (uint64_t(1) << 32) && c < (uint64_t(1) << 32),
-              "matmul task ", i, ": operand address above 4 GiB");
-    d.a_addr = uint32_t(a), d.b_addr = uint32_t(b), d.c_addr = uint32_t(c);
-    gen_matmul_regcmd(d, e.data());
-    const uint64_t here = addr.regcmd + i * uint64_t(kRegcmdStride);
-    const bool last_of_core =
-        i + 1 == count || plan.tasks[i + 1].core != t.core;
-    if (!last_of_core) {
-      const uint64_t next = here + kRegcmdStride;
-      ORK_CHECK(next < (uint64_t(1) << 32), "matmul task ", i, ": regcmd address above 4 GiB");
-      chain_regcmd(e.data(), kMatmulEntries, uint32_t(next), kMatmulEntries);
-    }
-    std::memcpy(regcmd_host + i * kRegcmdStride, e.data(), kMatmulEntries * 8);
-    std::memset(regcmd_host + i * kRegcmdStride + kMatmulEntries * 8, 0,
-                kRegcmdStride - kMatmulEntries * 8);
-    uapi::Task task{};
-    task.flags = 0;
-    task.op_idx = 0;
-    task.enable_mask = reg::kTaskEnableMask;
-    task.int_mask = reg::kTaskIntMask;
-    task.int_clear = reg::kTaskIntClear;
-    task.int_status = 0;
-    task.regcfg_amount = kMatmulEntries - reg::kPcTailEntries;
-    task.regcfg_offset = 0;
-    task.regcmd_addr = here;
-    std::memcpy(&tasks[i], &task, sizeof task);
-  }
+  build_job(single_part_job(plan), JobAddresses{addr.a, addr.c, addr.regcmd, {addr.b}}, regcmd_host, tasks);
 }
 
 uapi::Submit make_submit(const SplitPlan& plan, uint64_t task_obj_addr, uint32_t domain) {
-  uapi::Submit s{};
-  s.flags = uapi::kJobPc | uapi::kJobPingpong;
-  s.timeout = 6000;
-  s.task_start = 0;
-  s.task_number = uint32_t(plan.tasks.size());
-  s.priority = 0;
-  s.task_obj_addr = task_obj_addr;
-  s.iommu_domain_id = domain;
-  s.task_base_addr = 0;  // as mtx512's working submit; the driver reads tasks via task_obj_addr
-  s.fence_fd = -1;
-  static constexpr uint32_t kMasks[4] = {0, uapi::kCore0, uapi::kCore0 | uapi::kCore1,
-                                         uapi::kCore0 | uapi::kCore1 | uapi::kCore2};
-  s.core_mask = kMasks[plan.cores];
-  for (uint32_t c = 0; c < plan.cores; ++c) {
-    const uint32_t slot = plan.cores == 3 ? c + 2 : c;  // rknpu: 3 cores use subcore_task[2..4]
-    s.subcore_task[slot].task_start = plan.core_start[c];
-    s.subcore_task[slot].task_number = plan.core_count[c];
-  }
-  return s;
+  return make_job_submit(single_part_job(plan), task_obj_addr, domain);
 }
 
 void pack_a_for_plan(const SplitPlan& p, const void* a, uint8_t* dst) {
@@ -149,8 +97,8 @@ uint64_t MatmulScratch::bytes(uint32_t domain) const {
   auto it = domains_.find(domain);
   if (it == domains_.end()) return 0;
   const Domain& d = it->second;
-  if (d.arena) return d.arena.size() + d.tasks.size();
-  return d.a.size() + d.c.size() + d.regcmd.size() + d.tasks.size();
+  if (d.arena) return d.arena.size() + d.tasks.size() + d.plan_tasks.size();
+  return d.a.size() + d.c.size() + d.regcmd.size() + d.tasks.size() + d.plan_regcmd.size() + d.plan_tasks.size();
 }
 
 namespace {
@@ -174,7 +122,13 @@ void ensure(Device& dev, Buffer& b, uint64_t need, uint32_t domain, uint32_t fla
 }  // namespace
 
 uint64_t MatmulScratch::caller_bytes(const ScratchNeed& need) {
-  return page_at_least(need.a) + page_at_least(need.c) + page_at_least(need.regcmd);
+  return page_at_least(need.a) + page_at_least(need.c) + page_at_least(need.regcmd) +
+         (need.plan_tasks > 0 ? page_at_least(need.plan_regcmd_bytes()) : 0);
+}
+
+uint64_t MatmulScratch::caller_bytes_placed(uint32_t domain) const {
+  auto it = domains_.find(domain);
+  return it != domains_.end() && it->second.arena ? it->second.arena.size() : 0;
 }
 
 bool MatmulScratch::in_caller_memory(uint32_t domain) const {
@@ -186,7 +140,7 @@ ScratchNeed MatmulScratch::capacity(uint32_t domain) const {
   auto it = domains_.find(domain);
   if (it == domains_.end()) return {};
   const Domain& d = it->second;
-  return {d.a.size(), d.c.size(), d.regcmd.size(), d.tasks.size()};
+  return {d.a.size(), d.c.size(), d.regcmd.size(), d.tasks.size(), d.plan_capacity};
 }
 
 void MatmulScratch::place(uint32_t domain, const ScratchNeed& need, Buffer arena) {
@@ -201,17 +155,26 @@ void MatmulScratch::place(uint32_t domain, const ScratchNeed& need, Buffer arena
             "matmul scratch of IOMMU domain ", domain, " already holds buffers");
   Domain& d = domains_[domain];
   // Largest first at page-aligned offsets, as reserve() orders its allocations.
-  std::pair<uint64_t, int> order[] = {{page_at_least(need.a), 0}, {page_at_least(need.c), 1},
-                                      {page_at_least(need.regcmd), 2}};
+  std::pair<uint64_t, int> order[] = {{page_at_least(need.a), 0},
+                                      {page_at_least(need.c), 1},
+                                      {page_at_least(need.regcmd), 2},
+                                      {need.plan_tasks > 0 ? page_at_least(need.plan_regcmd_bytes()) : 0, 3}};
   std::stable_sort(std::begin(order), std::end(order), [](auto x, auto y) { return x.first > y.first; });
-  Buffer* b[] = {&d.a, &d.c, &d.regcmd};
+  Buffer* b[] = {&d.a, &d.c, &d.regcmd, &d.plan_regcmd};
   uint64_t offset = 0;
   for (const auto& [bytes, which] : order) {
+    if (bytes == 0) continue;
     *b[which] = arena.view(offset, bytes);
     offset += bytes;
   }
   d.arena = std::move(arena);
-  d.valid = false;
+  ++d.generation;
+  d.slot_valid = false;
+  d.jobs.clear();
+  d.used_tasks = 0;
+  // The plan cache's task entries stay ork's, as the slot's task array does.
+  if (need.plan_tasks > 0) d.plan_tasks = dev_->alloc(need.plan_task_bytes(), domain, kTaskBufferFlags);
+  d.plan_capacity = need.plan_tasks;
 }
 
 void ScratchNeed::merge(const ScratchNeed& o) {
@@ -219,6 +182,18 @@ void ScratchNeed::merge(const ScratchNeed& o) {
   c = std::max(c, o.c);
   regcmd = std::max(regcmd, o.regcmd);
   tasks = std::max(tasks, o.tasks);
+  plan_tasks = std::max(plan_tasks, o.plan_tasks);
+}
+
+uint64_t iova_slot_bytes(uint64_t bytes) {
+  const uint64_t v = align_up(std::max<uint64_t>(bytes, 1), 4096);
+  uint64_t p = 4096;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+uint64_t matmul_tasks(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t cores) {
+  return plan_split(m, k, n, d, std::clamp<uint32_t>(cores, 1, 3)).tasks.size();
 }
 
 ScratchNeed scratch_need(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t cores) {
@@ -236,48 +211,137 @@ void MatmulScratch::reserve(uint32_t domain, const ScratchNeed& need) {
   std::sort(std::begin(order), std::end(order), [](auto x, auto y) { return x.first > y.first; });
   const bool fixed = bool(d.arena);
   static constexpr const char* kWhat[] = {"A", "C", "the register commands", "the task array"};
+  const uint64_t a_was = d.a.iova(), c_was = d.c.iova();
   for (const auto& [bytes, which] : order) {
     Buffer* b[] = {&d.a, &d.c, &d.regcmd, &d.tasks};
     ensure(*dev_, *b[which], bytes, domain, which == 3 ? kTaskBufferFlags : kDefaultBufferFlags,
            fixed && which != 3, kWhat[which]);
   }
-  d.valid = false;
+  if (d.a.iova() != a_was || d.c.iova() != c_was) ++d.generation;
+  d.slot_valid = false;
+  if (need.plan_tasks > d.plan_capacity) {
+    if (fixed && need.plan_regcmd_bytes() > d.plan_regcmd.size()) {
+      fail("matmul scratch in caller memory, IOMMU domain ", domain, ": the plan cache needs ",
+           need.plan_regcmd_bytes(), " bytes of register commands, ", d.plan_regcmd.size(),
+           " placed (size the memory from the plan's internal memory bytes)");
+    }
+    d.jobs.clear();
+    d.used_tasks = 0;
+    d.plan_tasks.reset();
+    if (!fixed) {
+      d.plan_regcmd.reset();
+      d.plan_regcmd = dev_->alloc(need.plan_regcmd_bytes(), domain, kDefaultBufferFlags);
+    }
+    d.plan_tasks = dev_->alloc(need.plan_task_bytes(), domain, kTaskBufferFlags);
+    d.plan_capacity = need.plan_tasks;
+  }
+}
+
+size_t MatmulScratch::plan_cache_jobs(uint32_t domain) const {
+  auto it = domains_.find(domain);
+  return it == domains_.end() ? 0 : it->second.jobs.size();
 }
 
 void run_matmul(Device& dev, MatmulScratch& scratch, const PackedWeight& w, const void* a, int64_t m,
                 void* c, uint32_t max_cores) {
-  ORK_CHECK(w.buf, "matmul: the weight has no device buffer (freed?)");
-  ORK_CHECK(a != nullptr && c != nullptr, "matmul: null A or C");
+  const PackedWeight* ws[] = {&w};
+  void* cs[] = {c};
+  run_matmul_group(dev, scratch, ws, a, m, cs, max_cores);
+}
+
+void run_matmul_group(Device& dev, MatmulScratch& scratch, std::span<const PackedWeight* const> ws,
+                      const void* a, int64_t m, std::span<void* const> c, uint32_t max_cores) {
+  ORK_CHECK(!ws.empty() && ws.size() == c.size(), "matmul: ", ws.size(), " weights and ", c.size(), " outputs");
+  ORK_CHECK(a != nullptr, "matmul: null A");
   ORK_CHECK(&dev == scratch.dev_, "matmul: scratch belongs to another device");
-  check_dims(m, w.k, w.n, "matmul");
+  const PackedWeight& w0 = *ws[0];
+  for (size_t i = 0; i < ws.size(); ++i) {
+    ORK_CHECK(ws[i] != nullptr && ws[i]->buf, "matmul: weight ", i, " has no device buffer (freed?)");
+    ORK_CHECK(c[i] != nullptr, "matmul: null C");
+    ORK_CHECK(ws[i]->k == w0.k && ws[i]->dtype == w0.dtype && ws[i]->domain() == w0.domain(),
+              "matmul group: weight ", i, " differs from weight 0 in K, dtype or IOMMU domain");
+    check_dims(m, ws[i]->k, ws[i]->n, "matmul");
+  }
   uint32_t cores = std::clamp<uint32_t>(dev.caps().cores, 1, 3);
   if (max_cores != 0) cores = std::min(cores, max_cores);
-  const uint32_t domain = w.domain();
+  const uint32_t domain = w0.domain();
   MatmulScratch::Domain& d = scratch.domains_[domain];
-  const MatmulScratch::Key key{w.buf.iova(), m, w.k, w.n, w.dtype, cores};
-  if (!d.valid || !(d.key == key)) {
-    d.valid = false;
-    d.plan = plan_split(m, w.k, w.n, w.dtype, cores);
-    const uint64_t ntasks = d.plan.tasks.size();
+  MatmulScratch::Key key{d.generation, m, w0.k, w0.dtype, cores, {}};
+  for (const PackedWeight* w : ws) {
+    key.weights.push_back(w->buf.iova());
+    key.weights.push_back(uint64_t(w->n));
+  }
+  const JobPlan* plan = nullptr;
+  const Buffer* tasks = nullptr;
+  uint64_t first_task = 0;
+  auto hit = d.jobs.find(key);
+  if (hit != d.jobs.end()) {
+    plan = &hit->second.plan;
+    tasks = &d.plan_tasks;
+    first_task = hit->second.first_task;
+    ++scratch.plan_hits_;
+  } else if (d.slot_valid && d.slot_key == key) {
+    plan = &d.slot_plan;
+    tasks = &d.tasks;
+    ++scratch.plan_hits_;
+  } else {
+    std::vector<int64_t> ns;
+    for (const PackedWeight* w : ws) ns.push_back(w->n);
+    JobPlan job = plan_job(m, w0.k, ns, w0.dtype, cores);
     const bool fixed = bool(d.arena);
-    ensure(dev, d.a, d.plan.a_bytes, domain, kDefaultBufferFlags, fixed, "A");
-    ensure(dev, d.c, d.plan.c_bytes, domain, kDefaultBufferFlags, fixed, "C");
-    ensure(dev, d.regcmd, ntasks * kRegcmdStride, domain, kDefaultBufferFlags, fixed, "the register commands");
-    ensure(dev, d.tasks, ntasks * sizeof(uapi::Task), domain, kTaskBufferFlags);
-    TaskAddresses addr{d.a.iova(), w.buf.iova(), d.c.iova(), d.regcmd.iova()};
-    build_tasks(d.plan, addr, d.regcmd.host(), reinterpret_cast<uapi::Task*>(d.tasks.host()));
-    d.regcmd.sync_to_device(0, ntasks * kRegcmdStride);
-    d.tasks.sync_to_device(0, ntasks * sizeof(uapi::Task));
-    d.key = key;
-    d.valid = true;
+    const uint64_t a_was = d.a.iova(), c_was = d.c.iova();
+    ensure(dev, d.a, job.a_bytes, domain, kDefaultBufferFlags, fixed, "A");
+    ensure(dev, d.c, job.c_bytes, domain, kDefaultBufferFlags, fixed, "C");
+    if (d.a.iova() != a_was || d.c.iova() != c_was) {
+      ++d.generation;  // every generated job pointed at the old A or C
+      d.jobs.clear();
+      d.used_tasks = 0;
+      d.slot_valid = false;
+      key.generation = d.generation;
+    }
+    const uint64_t capacity = d.plan_capacity;
+    const uint64_t n_tasks = job.tasks();
+    if (n_tasks <= capacity && d.used_tasks + n_tasks > capacity) {  // full: start over
+      d.jobs.clear();
+      d.used_tasks = 0;
+    }
+    JobAddresses addr{d.a.iova(), d.c.iova(), 0, {}};
+    for (const PackedWeight* w : ws) addr.b.push_back(w->buf.iova());
+    Buffer* regcmd = nullptr;
+    Buffer* task_buf = nullptr;
+    if (n_tasks <= capacity) {
+      first_task = d.used_tasks;
+      d.used_tasks += n_tasks;
+      MatmulScratch::Job& cached = d.jobs[key];
+      cached.plan = std::move(job);
+      cached.first_task = first_task;
+      plan = &cached.plan;
+      regcmd = &d.plan_regcmd;
+      task_buf = &d.plan_tasks;
+    } else {
+      ensure(dev, d.regcmd, job.regcmd_bytes(), domain, kDefaultBufferFlags, fixed, "the register commands");
+      ensure(dev, d.tasks, job.task_array_bytes(), domain, kTaskBufferFlags);
+      d.slot_plan = std::move(job);
+      d.slot_key = key;
+      d.slot_valid = true;
+      plan = &d.slot_plan;
+      regcmd = &d.regcmd;
+      task_buf = &d.tasks;
+    }
+    const uint64_t regcmd_off = first_task * kRegcmdStride, task_off = first_task * sizeof(uapi::Task);
+    addr.regcmd = regcmd->iova() + regcmd_off;
+    build_job(*plan, addr, regcmd->host() + regcmd_off, reinterpret_cast<uapi::Task*>(task_buf->host() + task_off));
+    regcmd->sync_to_device(regcmd_off, plan->regcmd_bytes());
+    task_buf->sync_to_device(task_off, plan->task_array_bytes());
+    tasks = task_buf;
     ++scratch.plans_built_;
   }
-  pack_a_for_plan(d.plan, a, d.a.host());
-  d.a.sync_to_device(0, d.plan.a_bytes);
-  uapi::Submit s = make_submit(d.plan, d.tasks.obj_addr(), domain);
+  pack_a_for_plan(plan->parts[0], a, d.a.host());
+  d.a.sync_to_device(0, plan->a_bytes);
+  uapi::Submit s = make_job_submit(*plan, tasks->obj_addr(), domain, uint32_t(first_task));
   dev.submit(s);
-  d.c.sync_from_device(0, d.plan.c_bytes);
-  unpack_c_for_plan(d.plan, d.c.host(), c);
+  d.c.sync_from_device(0, plan->c_bytes);
+  for (size_t i = 0; i < ws.size(); ++i) unpack_job_c(*plan, i, d.c.host(), c[i]);
 }
 
 void matmul_i8(Device& dev, MatmulScratch& scratch, const PackedWeight& w, const int8_t* a, int64_t m,

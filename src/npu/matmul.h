@@ -6,8 +6,11 @@
 // array) is in a MatmulScratch, one set per domain, grown on demand and reused across weights; so
 // every task of a job touches one domain only (the weight's).
 //
-// Plan once, run many: the task list and register commands of the last (weight address, M, K, N,
-// dtype) of each domain stay in the scratch; a repeated call only copies A in, submits once and reads C.
+// Plan once, run many: each job's task array and register commands (they hold the addresses of A,
+// C and the weights) are kept in a plan cache per domain, keyed by (weights' addresses and sizes, M,
+// K, dtype, cores); a repeated call only copies A in, submits once and reads C. A weight streamed
+// into the same address later reuses the job (the commands depend on addresses, not contents).
+// Several matmuls sharing A (run_matmul_group: Q/K/V, gate/up) are one job, one submit.
 // K > 8192: each K segment's partial sums land in their own output block and are added on the CPU
 // (int32 wrapping add / f32 add in segment order), see task_split.h.
 //
@@ -19,8 +22,12 @@
 #include <map>
 #include <vector>
 
+#include <span>
+
 #include "npu/device.h"
 #include "npu/layout.h"
+#include "npu/matmul_job.h"
+#include "npu/regcmd_gen.h"
 #include "npu/task_split.h"
 #include "npu/uapi.h"
 
@@ -62,14 +69,25 @@ void pack_a_for_plan(const SplitPlan& plan, const void* a, uint8_t* dst);
 // Collects C (m × n, row-major) from the C scratch (plan.c_bytes bytes), adding K segments.
 void unpack_c_for_plan(const SplitPlan& plan, const uint8_t* src, void* c);
 
-// The scratch bytes one matmul needs in its domain (A, C, register commands, task array): what a
-// planner reserves ahead so that running never allocates.
+// IOVA bytes a device buffer of `bytes` occupies: page-rounded, then up to a power of two (its slot
+// is aligned to its size, docs/hardware.md).
+uint64_t iova_slot_bytes(uint64_t bytes);
+
+// The scratch bytes one matmul needs in its domain (A, C, register commands, task array of the one
+// job slot): what a planner reserves ahead so that running never allocates; and `plan_tasks`, the
+// tasks the domain's plan cache holds (two buffers: plan_tasks × kRegcmdStride bytes of register
+// commands, plan_tasks task entries; 0: no cache, the slot is rebuilt whenever the job changes).
 struct ScratchNeed {
   uint64_t a = 0, c = 0, regcmd = 0, tasks = 0;
+  uint64_t plan_tasks = 0;
   void merge(const ScratchNeed& o);  // element-wise max
-  uint64_t total() const { return a + c + regcmd + tasks; }
+  uint64_t plan_regcmd_bytes() const { return plan_tasks * kRegcmdStride; }
+  uint64_t plan_task_bytes() const { return plan_tasks * sizeof(uapi::Task); }
+  uint64_t total() const { return a + c + regcmd + tasks; }  // the slot's buffers (no plan cache)
 };
 ScratchNeed scratch_need(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t cores);
+// Tasks of one (m × k) · (n × k)ᵀ matmul (what its cached job takes of the plan cache).
+uint64_t matmul_tasks(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t cores);
 
 class MatmulScratch {
  public:
@@ -77,48 +95,66 @@ class MatmulScratch {
   MatmulScratch(const MatmulScratch&) = delete;
   MatmulScratch& operator=(const MatmulScratch&) = delete;
 
-  // Releases every domain's buffers (their IOVA returns to the domains).
+  // Releases every domain's buffers and cached jobs (their IOVA returns to the domains).
   void clear() { domains_.clear(); }
   void release(uint32_t domain) { domains_.erase(domain); }
-  // Allocates `domain`'s buffers now, at least as large as `need` (AllocError when it does not fit).
+  // Allocates `domain`'s buffers now, at least as large as `need` (AllocError when it does not fit),
+  // the plan cache's two buffers included (need.plan_tasks; in caller memory only its task entries,
+  // which are ork's). The plan cache fills in order of first use; when full it is emptied and
+  // refilled (counted in plans_built).
   // In a domain placed in caller memory (place()), A, C and the register commands must already fit
   // (else ork::Error naming the domain and the bytes); only the task array may grow.
   void reserve(uint32_t domain, const ScratchNeed& need);
   uint64_t bytes(uint32_t domain) const;  // device bytes held for `domain` (caller memory included)
 
-  // Caller memory ("internal memory" from outside): A, C and the register commands — all the NPU
-  // reads and writes — as views at page-aligned offsets of `arena`, a buffer imported into `domain`
+  // Caller memory ("internal memory" from outside): A, C and the register commands (the slot's and
+  // the plan cache's) — all the NPU reads and writes — as views at page-aligned offsets of `arena`, a buffer imported into `domain`
   // (Device::import_fd) that the scratch owns from now on. The task array stays a buffer of ork's:
   // the rknpu driver reads it through a kernel mapping, which an imported dma-buf does not have
   // (docs/hardware.md). From then on the domain never reallocates A, C or the register commands: a
   // matmul needing more throws ork::Error. Throws when the arena is in another domain or smaller than
   // caller_bytes(need), or when the domain already holds buffers.
   void place(uint32_t domain, const ScratchNeed& need, Buffer arena);
-  // The bytes an arena must hold for `need`: A, C and register commands, each page-rounded.
+  // The bytes an arena must hold for `need`: A, C, the slot's and the plan cache's register commands,
+  // each page-rounded.
   static uint64_t caller_bytes(const ScratchNeed& need);
   bool in_caller_memory(uint32_t domain) const;
+  uint64_t caller_bytes_placed(uint32_t domain) const;  // the arena's bytes (0: ork allocates)
   ScratchNeed capacity(uint32_t domain) const;  // the sizes of `domain`'s buffers now (0: none)
-  uint64_t plans_built() const { return plans_built_; }  // regcmd generations so far
+  uint64_t plans_built() const { return plans_built_; }  // jobs whose register commands were generated
+  uint64_t plan_hits() const { return plan_hits_; }      // submits that reused generated commands
+  size_t plan_cache_jobs(uint32_t domain) const;         // jobs cached in `domain` now
 
  private:
-  friend void run_matmul(Device&, MatmulScratch&, const PackedWeight&, const void*, int64_t, void*, uint32_t);
+  friend void run_matmul_group(Device&, MatmulScratch&, std::span<const PackedWeight* const>, const void*,
+                               int64_t, std::span<void* const>, uint32_t);
   struct Key {
-    uint64_t w_iova = 0;
-    int64_t m = 0, k = 0, n = 0;
+    uint64_t generation = 0;  // of the domain's A and C buffers (their addresses are in the commands)
+    int64_t m = 0, k = 0;
     Dtype dtype = Dtype::kI8;
     uint32_t cores = 0;
-    bool operator==(const Key&) const = default;
+    std::vector<uint64_t> weights;  // iova, n of each part
+    auto operator<=>(const Key&) const = default;
+  };
+  struct Job {
+    JobPlan plan;
+    uint64_t first_task = 0;  // its tasks are plan-cache task slots [first_task, first_task + tasks)
   };
   struct Domain {
     Buffer arena;  // caller memory (owning import) that a, c and regcmd view; empty when ork allocates
     Buffer a, c, regcmd, tasks;
-    bool valid = false;
-    Key key;
-    SplitPlan plan;
+    Buffer plan_regcmd, plan_tasks;  // the plan cache: register commands and task entries by slot
+    uint64_t generation = 0;
+    bool slot_valid = false;  // the one job slot (regcmd, tasks): a job the plan cache cannot hold
+    Key slot_key;
+    JobPlan slot_plan;
+    std::map<Key, Job> jobs;  // the plan cache
+    uint64_t plan_capacity = 0;  // task slots of the plan cache (its buffers hold this many)
+    uint64_t used_tasks = 0;     // task slots in use
   };
   Device* dev_;
   std::map<uint32_t, Domain> domains_;
-  uint64_t plans_built_ = 0;
+  uint64_t plans_built_ = 0, plan_hits_ = 0;
 };
 
 // C (m × w.n, row-major int32) = A (m × w.k, row-major int8) · Bᵀ. Throws ork::Error on a dtype
@@ -132,5 +168,9 @@ void matmul_f16(Device& dev, MatmulScratch& scratch, const PackedWeight& w, cons
 // The shared implementation (a, c typed by w.dtype).
 void run_matmul(Device& dev, MatmulScratch& scratch, const PackedWeight& w, const void* a, int64_t m,
                 void* c, uint32_t max_cores = 0);
+// One job for several weights of one domain with the same K and dtype: c[i] (m × ws[i]->n) =
+// A · ws[i]ᵀ, one submit. Throws ork::Error when the weights differ in domain, K or dtype.
+void run_matmul_group(Device& dev, MatmulScratch& scratch, std::span<const PackedWeight* const> ws,
+                      const void* a, int64_t m, std::span<void* const> c, uint32_t max_cores = 0);
 
 }  // namespace ork::npu

@@ -152,8 +152,8 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   popts.m_max = options.m_max;
   plan_ = std::make_unique<weights::Plan>(make_plan(model_->weights(), device_->caps(), popts));
   for (uint32_t d = 0; d < plan_->domains_used && d < plan_->scratch.size(); ++d) {
-    for (uint64_t b : {plan_->scratch[d].a, plan_->scratch[d].c, plan_->scratch[d].regcmd,
-                       plan_->scratch[d].tasks}) {
+    const npu::ScratchNeed& n = plan_->scratch[d];
+    for (uint64_t b : {n.a, n.c, n.regcmd, n.tasks, n.plan_regcmd_bytes(), n.plan_task_bytes()}) {
       scratch_own_need_ += page_round(b);
     }
   }
@@ -345,7 +345,8 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
     weights::Plan plan = make_plan(model->weights(), caps, popts);
     uint64_t own_scratch = 0;  // as Engine's scratch_own_need_: before weights are shared
     for (uint32_t d = 0; d < plan.domains_used && d < plan.scratch.size(); ++d)
-      for (uint64_t b : {plan.scratch[d].a, plan.scratch[d].c, plan.scratch[d].regcmd, plan.scratch[d].tasks})
+      for (uint64_t b : {plan.scratch[d].a, plan.scratch[d].c, plan.scratch[d].regcmd, plan.scratch[d].tasks,
+                         plan.scratch[d].plan_regcmd_bytes(), plan.scratch[d].plan_task_bytes()})
         own_scratch += page_round(b);
     // Weights identical to share_weights_with's resident ones are not loaded (as Engine does).
     const Engine* const other = options.share_weights_with;
@@ -394,9 +395,18 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
         continue;
       }
       const npu::ScratchNeed cap = theirs != nullptr ? theirs->capacity(d) : npu::ScratchNeed{};
-      const uint64_t need[] = {n.a, n.c, n.regcmd, n.tasks};
-      const uint64_t have[] = {cap.a, cap.c, cap.regcmd, cap.tasks};
-      for (int x = 0; x < 4; ++x) {
+      // The slot's four buffers, then the plan cache's two (when it has tasks to hold).
+      const npu::ScratchNeed cap_bytes{0, 0, 0, 0, cap.plan_tasks};
+      const bool plan_cache = n.plan_tasks > 0;
+      const uint64_t need[] = {n.a, n.c, n.regcmd, n.tasks, plan_cache ? n.plan_regcmd_bytes() : 0,
+                               plan_cache ? n.plan_task_bytes() : 0};
+      const uint64_t have[] = {cap.a, cap.c, cap.regcmd, cap.tasks, page_round(cap_bytes.plan_regcmd_bytes()),
+                               page_round(cap_bytes.plan_task_bytes())};
+      for (int x = 0; x < 6; ++x) {
+        if (x >= 4 && (need[x] == 0 || have[x] >= need[x])) {  // a plan cache that is not there or does not grow
+          mp.scratch_device_bytes[d] += have[x];
+          continue;
+        }
         const bool grows = have[x] == 0 || have[x] < need[x];
         const uint64_t size = grows ? page_round(std::max<uint64_t>(need[x], kPage)) : have[x];
         mp.scratch_device_bytes[d] += size;
@@ -444,7 +454,7 @@ EngineMemory Engine::memory() const {
   {
     std::lock_guard lock(*forward_mutex_);
     for (uint32_t d = 0; d < domains; ++d) {
-      if (scratch_->in_caller_memory(d)) m.scratch_external_bytes += scratch_->bytes(d) - scratch_->capacity(d).tasks;
+      if (scratch_->in_caller_memory(d)) m.scratch_external_bytes += scratch_->caller_bytes_placed(d);
     }
   }
   return m;

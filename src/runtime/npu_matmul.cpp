@@ -31,12 +31,64 @@ void NpuMatmul::redirect(int32_t weight, weights::Cache& other, int32_t other_we
   redirect_[size_t(weight)] = {&other, other_weight};
 }
 
-void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {
+std::pair<weights::Cache*, int32_t> NpuMatmul::source(const model::Linear& w) {
   ORK_CHECK(w.index >= 0 && size_t(w.index) < redirect_.size(), "weight ", quote(w.name()),
             " is not in the device plan");
   const Source src = redirect_[size_t(w.index)];
-  weights::Cache& cache = src.cache != nullptr ? *src.cache : cache_;
-  const int32_t widx = src.cache != nullptr ? src.weight : w.index;
+  if (src.cache != nullptr) return {src.cache, src.weight};
+  return {&cache_, w.index};
+}
+
+void NpuMatmul::matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+                             std::span<float* const> ys) {
+  ORK_CHECK(ws.size() == ys.size() && !ws.empty(), "matmul group: ", ws.size(), " weights, ", ys.size(),
+            " outputs");
+  // One job needs every weight resident (nothing to stream in between), one slice each, one domain.
+  bool one_job = ws.size() > 1;
+  std::vector<std::pair<weights::Cache*, int32_t>> src;
+  for (const model::Linear* w : ws) {
+    src.push_back(source(*w));
+    const weights::Plan& plan = src.back().first->plan();
+    const weights::WeightPlan& wp = plan.weights[size_t(src.back().second)];
+    one_job = one_job && plan.mode == weights::Residency::kResident && wp.slices.size() == 1 &&
+              w->k == ws[0]->k && wp.domain == src[0].first->plan().weights[size_t(src[0].second)].domain;
+  }
+  if (!one_job) {
+    MatmulBackend::matmul_group(ws, x, m, ys);
+    return;
+  }
+  const int64_t k = ws[0]->k;
+  xq_.resize(size_t(m * k));
+  sa_.resize(size_t(m));
+  quant::quantize_rows_i8(x, m, k, xq_.data(), sa_.data());
+  std::vector<weights::Cache::Lease> leases;
+  std::vector<const npu::PackedWeight*> packed;
+  for (const auto& [cache, widx] : src) {
+    leases.push_back(cache->acquire(cache->plan().first_unit[size_t(widx)]));
+    packed.push_back(&leases.back().weight());
+  }
+  const int64_t m_max = src[0].first->plan().m_max;
+  group_c_.resize(ws.size());
+  std::vector<void*> cs(ws.size());
+  for (int64_t r0 = 0; r0 < m; r0 += m_max) {
+    const int64_t mc = std::min(m_max, m - r0);
+    for (size_t i = 0; i < ws.size(); ++i) {
+      group_c_[i].resize(size_t(mc * ws[i]->n));
+      cs[i] = group_c_[i].data();
+    }
+    npu::run_matmul_group(device_, *scratch_, packed, xq_.data() + r0 * k, mc, cs);
+    for (size_t i = 0; i < ws.size(); ++i) {
+      const float* sb = src[i].first->scales(src[i].second);
+      // The one slice covers every row of the weight: results land in place.
+      quant::dequantize_i32(group_c_[i].data(), mc, ws[i]->n, sa_.data() + r0, sb, ys[i] + r0 * ws[i]->n);
+    }
+  }
+}
+
+void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {
+  const auto [cache_ptr, widx] = source(w);
+  weights::Cache& cache = *cache_ptr;
+  const Source src = redirect_[size_t(w.index)];
   weights::Prefetcher* prefetcher = src.cache != nullptr ? nullptr : prefetcher_;
   const weights::Plan& plan = cache.plan();
   const weights::WeightPlan& wp = plan.weights[size_t(widx)];

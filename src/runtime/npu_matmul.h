@@ -27,6 +27,10 @@ class NpuMatmul final : public model::MatmulBackend {
   NpuMatmul(npu::Device& device, weights::Cache& cache, weights::Prefetcher* prefetcher,
             std::shared_ptr<npu::MatmulScratch> scratch = nullptr);
   void matmul(const model::Linear& w, const float* x, int64_t m, float* y) override;
+  // One job per chunk of rows when every weight is one resident slice of the same domain (Q/K/V,
+  // gate/up); otherwise one matmul after another. Bit-identical to separate matmul() calls.
+  void matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+                    std::span<float* const> ys) override;
   const char* name() const override { return device_.caps().simulated ? "sim" : "npu"; }
   const npu::MatmulScratch& scratch() const { return *scratch_; }
 
@@ -39,6 +43,8 @@ class NpuMatmul final : public model::MatmulBackend {
     weights::Cache* cache = nullptr;  // null: this backend's own cache
     int32_t weight = -1;
   };
+  // Where weight `w` is read from: its cache (this backend's or a redirect's) and index there.
+  std::pair<weights::Cache*, int32_t> source(const model::Linear& w);
   npu::Device& device_;
   weights::Cache& cache_;
   weights::Prefetcher* prefetcher_;
@@ -47,6 +53,7 @@ class NpuMatmul final : public model::MatmulBackend {
   std::vector<int8_t> xq_;
   std::vector<float> sa_, ytmp_;
   std::vector<int32_t> c_;
+  std::vector<std::vector<int32_t>> group_c_;  // [part] int32 results of a grouped job
 };
 
 }  // namespace ork::runtime

@@ -43,12 +43,7 @@ uint64_t Plan::weight_bytes() const {
   return b;
 }
 
-uint64_t iova_footprint(uint64_t bytes) {
-  uint64_t v = align_up(std::max<uint64_t>(bytes, 1), 4096);
-  uint64_t p = 4096;
-  while (p < v) p <<= 1;
-  return p;
-}
+uint64_t iova_footprint(uint64_t bytes) { return npu::iova_slot_bytes(bytes); }
 
 namespace {
 
@@ -70,21 +65,44 @@ std::vector<Slice> slice_weight(const model::Linear& w, uint64_t max_bytes) {
   return out;
 }
 
+// The plan cache's tasks for one weight: each slice at M = 1 (decode) and M = m_max (prefill
+// chunks), twice over, so that other row counts (a prefill's last chunk) fit beside them for a while
+// before the cache starts over (npu::MatmulScratch). Fused jobs (Q/K/V, gate/up) take the sum of
+// their parts' tasks.
+uint64_t plan_tasks_for(const WeightPlan& w, int64_t m_max, uint32_t cores) {
+  uint64_t t = 0;
+  for (const Slice& s : w.slices) {
+    t += npu::matmul_tasks(1, w.linear->k, s.n1 - s.n0, npu::Dtype::kI8, cores);
+    if (m_max > 1) t += npu::matmul_tasks(m_max, w.linear->k, s.n1 - s.n0, npu::Dtype::kI8, cores);
+  }
+  return 2 * t;
+}
+
+// The scratch of one weight; plan_tasks add up over the weights of a domain (scratch_add).
 npu::ScratchNeed scratch_for(const WeightPlan& w, int64_t m_max, uint32_t cores) {
   npu::ScratchNeed need;
   for (const Slice& s : w.slices) {
     need.merge(npu::scratch_need(m_max, w.linear->k, s.n1 - s.n0, npu::Dtype::kI8, cores));
   }
+  need.plan_tasks = plan_tasks_for(w, m_max, cores);
   return need;
 }
 
+// `into` grows to hold `w`'s buffers too (element-wise max) and its cached jobs (a sum).
+void scratch_add(npu::ScratchNeed& into, const npu::ScratchNeed& w) {
+  const uint64_t plan_tasks = into.plan_tasks + w.plan_tasks;
+  into.merge(w);
+  into.plan_tasks = plan_tasks;
+}
+
 uint64_t scratch_footprint(const npu::ScratchNeed& n) {
-  return iova_footprint(n.a) + iova_footprint(n.c) + iova_footprint(n.regcmd) + iova_footprint(n.tasks);
+  return iova_footprint(n.a) + iova_footprint(n.c) + iova_footprint(n.regcmd) + iova_footprint(n.tasks) +
+         (n.plan_tasks > 0 ? iova_footprint(n.plan_regcmd_bytes()) + iova_footprint(n.plan_task_bytes()) : 0);
 }
 
 uint64_t max_footprint(const npu::ScratchNeed& n) {
   return std::max({iova_footprint(n.a), iova_footprint(n.c), iova_footprint(n.regcmd),
-                   iova_footprint(n.tasks)});
+                   iova_footprint(n.tasks), iova_footprint(n.plan_regcmd_bytes())});
 }
 
 // Fills domains in forward order, a layer at a time; false when the domains run out. When a layer
@@ -114,7 +132,7 @@ bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why, st
     for (size_t j : g) {
       g_fp += p.weights[j].footprint();
       for (const Slice& s : p.weights[j].slices) g_big = std::max(g_big, s.footprint);
-      g_scratch.merge(scratch_for(p.weights[j], p.m_max, caps.cores));
+      scratch_add(g_scratch, scratch_for(p.weights[j], p.m_max, caps.cores));
     }
     if (!fits(g_fp, g_big, g_scratch)) {
       if (used == 0) {
@@ -129,7 +147,7 @@ bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why, st
       used = 0;
       largest = 0;
       g_scratch = {};
-      for (size_t j : g) g_scratch.merge(scratch_for(p.weights[j], p.m_max, caps.cores));
+      for (size_t j : g) scratch_add(g_scratch, scratch_for(p.weights[j], p.m_max, caps.cores));
       p.domain_bytes.push_back(0);
       p.scratch.push_back({});
       if (!fits(g_fp, g_big, g_scratch)) {
@@ -218,7 +236,7 @@ Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, con
             " bytes is too small for ", slots, " weight slots");
   slice_all(std::vector<uint64_t>(n_weights, max_slice));
   npu::ScratchNeed scratch;
-  for (const WeightPlan& w : p.weights) scratch.merge(scratch_for(w, p.m_max, caps.cores));
+  for (const WeightPlan& w : p.weights) scratch_add(scratch, scratch_for(w, p.m_max, caps.cores));
   const uint64_t scratch_fp = scratch_footprint(scratch);
   ORK_CHECK(scratch_fp + 2 * max_slice <= caps.window_bytes, "the IOVA window of ",
             caps.window_bytes >> 20, " MiB cannot hold the matmul scratch (", scratch_fp,
