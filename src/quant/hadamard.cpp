@@ -36,4 +36,12 @@ void hadamard_rotate_rows(float* x, int64_t m, int64_t k, int64_t block) {
   }
 }
 
+const float* rotate_for_int8(const float* x, int64_t m, int64_t k, std::vector<float>& buf) {
+  const int64_t b = int8_rotation_block(k);
+  if (b == 1) return x;
+  buf.assign(x, x + m * k);
+  hadamard_rotate_rows(buf.data(), m, k, b);
+  return buf.data();
+}
+
 }  // namespace ork::quant

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace ork::quant {
 
@@ -29,9 +30,17 @@ int64_t hadamard_block(int64_t k);
 // Sylvester Hadamard entry without normalisation: +1 or -1 = (-1)^popcount(i & j).
 inline int hadamard_sign(int64_t i, int64_t j) { return __builtin_popcountll(uint64_t(i & j)) % 2 ? -1 : 1; }
 
+// The block by which every int8 path (the NPU packing and NpuMatmul, the CPU int8 path) rotates a
+// linear's K inputs: hadamard_block(k). Part of the .orkpack packing layout (version 2).
+inline int64_t int8_rotation_block(int64_t k) { return hadamard_block(k); }
+
 // x: m rows of k f32 (row stride k), rotated in place: each row's k/block consecutive blocks of
 // `block` elements are multiplied by H_block. block: a power of two dividing k (ork::Error
 // otherwise); block == 1 leaves x unchanged.
 void hadamard_rotate_rows(float* x, int64_t m, int64_t k, int64_t block);
+
+// The activations x [m][k] as the int8 paths quantize them: copied into `buf` and rotated by
+// int8_rotation_block(k); returns buf.data() (x itself, not copied, when the block is 1).
+const float* rotate_for_int8(const float* x, int64_t m, int64_t k, std::vector<float>& buf);
 
 }  // namespace ork::quant
