@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/quote.h"
 #include "ops/matmul_w8a8.h"
+#include "quant/hadamard.h"
 
 namespace ork::runtime {
 
@@ -15,7 +16,7 @@ void CpuInt8Matmul::matmul(const model::Linear& w, const float* x, int64_t m, fl
     if (!slot) slot = std::make_unique<weights::QuantizedRows>(weights::quantize_linear(w, &pool_));
     q = slot.get();
   }
-  ops::matmul_w8a8(pool_, x, m, w.k, q->q.data(), q->scales.data(), w.n, y);
+  ops::matmul_w8a8(pool_, quant::rotate_for_int8(x, m, w.k, xr_), m, w.k, q->q.data(), q->scales.data(), w.n, y);
 }
 
 }  // namespace ork::runtime

@@ -1,5 +1,6 @@
 // runtime::CpuInt8Matmul — the CPU int8 path (w8a8): every weight quantized to int8 per output row
-// once (weights::quantize_linear, the same function the NPU packing uses) and multiplied with
+// once (weights::quantize_linear, the same function the NPU packing uses: rows rotated by
+// quant/hadamard.h, then int8) and multiplied with the rotated (quant::rotate_for_int8)
 // per-row int8 activations by ops::matmul_w8a8. The reference the NPU path must match bit for bit.
 // Thread-safety: one matmul at a time (it runs on the pool); the lazy quantization of a weight on first
 // use is guarded by a mutex, so quantized rows are published safely to later callers on any thread.
@@ -24,6 +25,7 @@ class CpuInt8Matmul final : public model::MatmulBackend {
  private:
   ThreadPool& pool_;
   std::mutex mutex_;  // guards the slots of quantized_
+  std::vector<float> xr_;  // the rotated activations (quant/hadamard.h); one matmul at a time
   std::vector<std::unique_ptr<weights::QuantizedRows>> quantized_;  // by Linear::index, on first use
 };
 

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/quote.h"
+#include "quant/hadamard.h"
 #include "quant/requant.h"
 
 namespace ork::runtime {
@@ -95,7 +96,7 @@ void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float*
   const int64_t k = w.k;
   xq_.resize(size_t(m * k));
   sa_.resize(size_t(m));
-  quant::quantize_rows_i8(x, m, k, xq_.data(), sa_.data());
+  quant::quantize_rows_i8(quant::rotate_for_int8(x, m, k, xr_), m, k, xq_.data(), sa_.data());
 
   for (size_t s = 0; s < wp.slices.size(); ++s) {
     const weights::Slice& sl = wp.slices[s];

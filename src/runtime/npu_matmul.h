@@ -1,6 +1,7 @@
 // runtime::NpuMatmul — the MatmulBackend that runs every linear layer on the NPU (or its simulator).
 //
-// Per call: the activations are quantized per row to int8 (quant::quantize_rows_i8), each weight
+// Per call: the activations are rotated (quant::rotate_for_int8, as the packed weights were) and
+// quantized per row to int8 (quant::quantize_rows_i8), each weight
 // slice is acquired from the Cache (pinned while used; the prefetcher is told so it loads ahead),
 // the device computes int32 = int8 · int8ᵀ in chunks of at most Plan::m_max rows, and the results
 // are dequantized with activation × weight scales (quant::dequantize_i32). That is the same integer
@@ -51,7 +52,7 @@ class NpuMatmul final : public model::MatmulBackend {
   std::shared_ptr<npu::MatmulScratch> scratch_;
   std::vector<Source> redirect_;  // by Linear::index
   std::vector<int8_t> xq_;
-  std::vector<float> sa_, ytmp_;
+  std::vector<float> sa_, ytmp_, xr_;  // xr_: the rotated activations (quant/hadamard.h)
   std::vector<int32_t> c_;
   std::vector<std::vector<int32_t>> group_c_;  // [part] int32 results of a grouped job
 };

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "npu/matmul.h"
 #include "quant/decode.h"
+#include "quant/hadamard.h"
 #include "quant/requant.h"
 
 namespace ork::weights {
@@ -41,6 +42,7 @@ PackedHost pack_linear_grouped(const model::Linear& w, npu::Dtype dtype, ThreadP
       for (int64_t r = 0; r < rows; ++r) {
         quant::decode_row(w.w->type, w.w->data + (n0 + r) * row_bytes, f.data(), w.k);
         if (dtype == Dtype::kI8) {
+          quant::hadamard_rotate_rows(f.data(), 1, w.k, quant::int8_rotation_block(w.k));
           quant::quantize_weights_i8(f.data(), 1, w.k, q.data() + r * w.k, p.scales.data() + n0 + r);
         } else {
           quant::to_f16(f.data(), w.k, h.data() + r * w.k);

@@ -6,6 +6,7 @@
 #include "npu/layout.h"
 #include "npu/matmul.h"
 #include "quant/decode.h"
+#include "quant/hadamard.h"
 #include "quant/requant.h"
 
 namespace ork::weights {
@@ -24,6 +25,7 @@ QuantizedRows quantize_linear(const model::Linear& w, ThreadPool* pool) {
     std::vector<float> f(size_t(w.k));
     for (int64_t i = begin; i < end; ++i) {
       quant::decode_row(w.w->type, w.w->data + i * row_bytes, f.data(), w.k);
+      quant::hadamard_rotate_rows(f.data(), 1, w.k, quant::int8_rotation_block(w.k));
       quant::quantize_weights_i8(f.data(), 1, w.k, r.q.data() + i * w.k, r.scales.data() + i);
     }
   };

@@ -1,5 +1,6 @@
 // The device form of a linear weight, on the host: W (N rows of K) quantized to int8 per output row
-// (quant::quantize_weights_i8: symmetric, scale = max|row| / 127) and tiled in the NPU's native B
+// (after the block-Hadamard rotation of its K inputs, quant/hadamard.h; then
+// quant::quantize_weights_i8: symmetric, scale = max|row| / 127) and tiled in the NPU's native B
 // layout (npu::pack_weight_into). This is what a device buffer of the weight holds, what an .orkpack
 // stores, and what the CPU int8 path computes with (before tiling), so all three agree bit for bit.
 #pragma once

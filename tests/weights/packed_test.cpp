@@ -2,11 +2,17 @@
 // packing that slice's rows alone (also for K-segmented weights, K > 8192).
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <vector>
+
 #include "gen_model/gen_model.h"
 #include "gguf/file.h"
 #include "model/model.h"
 #include "model/temp_dir.h"
 #include "npu/matmul.h"
+#include "quant/decode.h"
+#include "quant/hadamard.h"
+#include "quant/requant.h"
 #include "weights/packed.h"
 
 namespace ork::weights {
@@ -41,6 +47,32 @@ TEST(Packed, CopyRowsEqualsPackingTheRowsAlone) {
     }
     std::vector<uint8_t> out(packed_bytes(32, w.k));
     EXPECT_THROW(copy_rows(whole.view(), 16, 48, out.data()), Error);
+  }
+}
+
+// The packing contract (orkpack layout version 2): decode each row, rotate it by the block-Hadamard
+// transform of K (int8_rotation_block), then quantize per row.
+TEST(Packed, QuantizeLinearRotatesEachRowThenQuantizes) {
+  testing::TempDir dir;
+  gen::ModelSpec s = gen::preset("default");
+  const std::string path = dir.file("m.gguf");
+  gen::write_model(s, path);
+  const auto m = model::Model::load(path);
+  for (const model::Linear* w : m->weights().linears()) {
+    const int64_t b = quant::int8_rotation_block(w->k);
+    ASSERT_GT(b, 1) << w->name();
+    const QuantizedRows q = quantize_linear(*w, nullptr);
+    std::vector<float> f(size_t(w->k));
+    std::vector<int8_t> want(size_t(w->k));
+    const int64_t row_bytes = quant::row_bytes(w->w->type, w->k);
+    for (int64_t n = 0; n < w->n; n += 7) {
+      quant::decode_row(w->w->type, w->w->data + n * row_bytes, f.data(), w->k);
+      quant::hadamard_rotate_rows(f.data(), 1, w->k, b);
+      float scale = 0;
+      quant::quantize_weights_i8(f.data(), 1, w->k, want.data(), &scale);
+      ASSERT_EQ(q.scales[size_t(n)], scale) << w->name() << " row " << n;
+      ASSERT_EQ(0, std::memcmp(q.q.data() + n * w->k, want.data(), size_t(w->k))) << w->name() << " row " << n;
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "weights/convert.h"
+#include "weights/hash64.h"
 #include "weights/orkpack_format.h"
 #include "weights/pack_reader.h"
 #include "weights/pack_writer.h"
@@ -153,6 +154,21 @@ TEST_F(StorePersist, F16PackIsRejectedAndRepackedAsI8) {
   EXPECT_EQ(PackReader::open(path_)->header().dtype, npu::Dtype::kF16);
   EXPECT_EQ(run_once(path_).packed, n());
   EXPECT_EQ(PackReader::open(path_)->header().dtype, npu::Dtype::kI8);
+  EXPECT_EQ(run_once(path_).loaded, n());
+}
+
+// A pack of packing layout 1 (int8 without the Hadamard rotation) holds other numbers for the same
+// weights: it is reported stale and rebuilt, never served.
+TEST_F(StorePersist, PackOfTheUnrotatedLayoutIsRebuilt) {
+  ASSERT_EQ(kPackLayoutVersion, 2u);
+  run_once(path_);
+  std::vector<uint8_t> b = read_file(path_);
+  put_u32(b.data() + hdr::kLayout, 1);
+  put_u64(b.data() + hdr::kChecksum, hash64(b.data(), hdr::kChecksum));
+  write_file(path_, b);
+  EXPECT_EQ(PackReader::open(path_)->header().layout_version, 1u);  // a well-formed file
+  EXPECT_EQ(run_once(path_).packed, n());
+  EXPECT_EQ(PackReader::open(path_)->header().layout_version, 2u);
   EXPECT_EQ(run_once(path_).loaded, n());
 }
 

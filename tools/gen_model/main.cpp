@@ -1,5 +1,7 @@
 // ork-gen-model: writes a deterministic random-weight GGUF model (see gen_model.h).
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -9,6 +11,8 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "gen_model/gen_model.h"
+#include "gen_model/outlier_variant.h"
+#include "gguf/file.h"
 #include "quant/types.h"
 
 namespace {
@@ -20,6 +24,9 @@ constexpr const char* kUsage =
     "                     [--rope-freqs none|llama3|random] [--seed S] -o PATH\n"
     "--rope-freqs writes rope_freqs.weight: llama3 = Llama 3.1's factors (factor 8, low 1, high 4,\n"
     "original context 8192), random = seeded factors in [1/8, 8].\n"
+    "   or: ork-gen-model --outliers-of IN.gguf --outlier-scale S -o PATH\n"
+    "writes IN with 4 outlier channels: their RMSNorm weights times S, the matching input columns of\n"
+    "the linears each norm feeds divided by S (the same float function; gen_model/outlier_variant.h).\n"
     "Flags override the preset (default: \"default\").\n";
 
 struct Usage {
@@ -59,7 +66,8 @@ int run(int argc, char** argv) {
   } catch (const ork::Error& e) {
     throw Usage{e.what()};
   }
-  std::string out;
+  std::string out, outliers_of;
+  double outlier_scale = 0;
   for (size_t k = 0; k < args.size(); ++k) {
     const std::string& a = args[k];
     if (a == "-h" || a == "--help") {
@@ -74,7 +82,7 @@ int run(int argc, char** argv) {
     static const char* const kValueFlags[] = {
         "--preset", "-o",      "--output",   "--arch",    "--type",     "--vocab",
         "--embd",   "--layers", "--heads",   "--kv-heads", "--ff",      "--ctx",
-        "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs"};
+        "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs", "--outliers-of", "--outlier-scale"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || a == f;
     if (!known) throw Usage{"unknown flag '" + a + "' (see --help)"};
@@ -117,6 +125,13 @@ int run(int argc, char** argv) {
       spec.pre = v;
     } else if (a == "--rope-freqs") {
       spec.rope_freqs = v == "none" ? "" : v;  // validate() names an unknown value
+    } else if (a == "--outliers-of") {
+      outliers_of = v;
+    } else if (a == "--outlier-scale") {
+      char* end = nullptr;
+      outlier_scale = std::strtod(v.c_str(), &end);
+      if (end == v.c_str() || *end != '\0' || !(outlier_scale > 0) || !std::isfinite(outlier_scale))
+        throw Usage{"--outlier-scale: '" + v + "' is not a finite number > 0"};
     } else if (a == "--seed") {
       try {
         spec.seed = uint64_t(ork::parse_int(v, "--seed", 0, INT64_MAX));
@@ -126,6 +141,15 @@ int run(int argc, char** argv) {
     }
   }
   if (out.empty()) throw Usage{"missing -o PATH"};
+  if (outliers_of.empty() != (outlier_scale == 0))
+    throw Usage{"--outliers-of and --outlier-scale go together"};
+  if (!outliers_of.empty()) {
+    const ork::gguf::File in = ork::gguf::File::open(outliers_of);
+    const int64_t n_embd = int64_t(in.tensor("output_norm.weight").n_elements);
+    ork::gen::write_outlier_variant(outliers_of, out, float(outlier_scale),
+                                    ork::gen::default_outlier_channels(n_embd));
+    return 0;
+  }
   try {
     ork::gen::validate(spec);
   } catch (const ork::Error& e) {
