@@ -61,7 +61,7 @@ void NpuMatmul::matmul_group(std::span<const model::Linear* const> ws, const flo
   const int64_t k = ws[0]->k;
   xq_.resize(size_t(m * k));
   sa_.resize(size_t(m));
-  quant::quantize_rows_i8(x, m, k, xq_.data(), sa_.data());
+  quant::quantize_rows_i8(quant::rotate_for_int8(x, m, k, xr_), m, k, xq_.data(), sa_.data());
   std::vector<weights::Cache::Lease> leases;
   std::vector<const npu::PackedWeight*> packed;
   for (const auto& [cache, widx] : src) {
