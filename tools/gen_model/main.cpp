@@ -14,13 +14,17 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ork-gen-model [--preset NAME] [--arch llama|qwen2|qwen3] [--type f32|f16|q8_0|...]\n"
+    "usage: ork-gen-model [--preset NAME] [--arch llama|qwen2|qwen3|gemma2|gemma3|phi3] [--type f32|f16|q8_0|...]\n"
     "                     [--vocab N] [--embd N] [--layers N] [--heads N] [--kv-heads N] [--ff N]\n"
     "                     [--ctx N] [--head-dim N] [--tokenizer gpt2|llama] [--pre NAME] [--tied]\n"
-    "                     [--rope-freqs none|llama3|random] [--seed S] -o PATH\n"
+    "                     [--rope-freqs none|llama3|random] [--seed S] [--rot N] [--window N]\n"
+    "                     [--swa-pattern N] [--longrope-orig N] -o PATH\n"
+    "--window / --swa-pattern: gemma's sliding window and its period; --longrope-orig: phi3's\n"
+    "LongRoPE factors with that original context; --rot: rotated dims per head.\n"
     "--rope-freqs writes rope_freqs.weight: llama3 = Llama 3.1's factors (factor 8, low 1, high 4,\n"
     "original context 8192), random = seeded factors in [1/8, 8].\n"
-    "Flags override the preset (default: \"default\").\n";
+    "Presets: default, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-spm, tiny-q4k, tiny-gemma2, tiny-gemma3,\n"
+    "tiny-phi3. Flags override the preset (default: \"default\").\n";
 
 struct Usage {
   std::string message;
@@ -74,7 +78,8 @@ int run(int argc, char** argv) {
     static const char* const kValueFlags[] = {
         "--preset", "-o",      "--output",   "--arch",    "--type",     "--vocab",
         "--embd",   "--layers", "--heads",   "--kv-heads", "--ff",      "--ctx",
-        "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs"};
+        "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs", "--rot", "--window",
+        "--swa-pattern", "--longrope-orig"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || a == f;
     if (!known) throw Usage{"unknown flag '" + a + "' (see --help)"};
@@ -115,6 +120,15 @@ int run(int argc, char** argv) {
       spec.tokenizer = v;
     } else if (a == "--pre") {
       spec.pre = v;
+    } else if (a == "--rot") {
+      spec.n_rot = count(1 << 12);
+    } else if (a == "--window") {
+      spec.sliding_window = count(1 << 24);
+    } else if (a == "--swa-pattern") {
+      spec.swa_pattern = count(4096);
+    } else if (a == "--longrope-orig") {
+      spec.longrope = "random";
+      spec.longrope_orig_ctx = count(1 << 24);
     } else if (a == "--rope-freqs") {
       spec.rope_freqs = v == "none" ? "" : v;  // validate() names an unknown value
     } else if (a == "--seed") {
