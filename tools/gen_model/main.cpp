@@ -16,7 +16,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: ork-gen-model [--preset NAME] [--arch llama|qwen2|qwen3|gemma2|gemma3|phi3] [--type f32|f16|q8_0|...]\n"
     "                     [--vocab N] [--embd N] [--layers N] [--heads N] [--kv-heads N] [--ff N]\n"
-    "                     [--ctx N] [--head-dim N] [--tokenizer gpt2|llama] [--pre NAME] [--tied]\n"
+    "                     [--ctx N] [--head-dim N] [--tokenizer gpt2|llama] [--pre NAME] [--tied|--untied]\n"
     "                     [--rope-freqs none|llama3|random] [--seed S] [--rot N] [--window N]\n"
     "                     [--swa-pattern N] [--longrope-orig N] -o PATH\n"
     "--window / --swa-pattern: gemma's sliding window and its period; --longrope-orig: phi3's\n"
@@ -70,8 +70,8 @@ int run(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     }
-    if (a == "--tied") {
-      spec.tied_output = true;
+    if (a == "--tied" || a == "--untied") {
+      spec.tied_output = a == "--tied";
       continue;
     }
     if (a.empty() || a[0] != '-') throw Usage{"unexpected argument '" + a + "'"};
