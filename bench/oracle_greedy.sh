@@ -40,6 +40,8 @@ cases=(
   "phi3_longrope_short|--preset tiny-phi3 --ctx 1024 --longrope-orig 256|64"
   "phi3_q8_0_partial_rotary|--preset tiny-phi3 --type q8_0 --kv-heads 2 --rot 8 --seed 4|64"
   "phi3_f32_partial_rotary|--preset tiny-phi3 --kv-heads 2 --rot 8 --seed 4|64"
+  "llama_yarn_f32|--preset tiny-llama --ctx 64 --yarn-factor 4 --yarn-orig 16|64"
+  "qwen2_yarn_f32|--preset tiny-qwen2 --ctx 64 --yarn-factor 4 --yarn-orig 16 --untied|64"
   "gemma3_untied_f32|--preset tiny-gemma3 --untied --embd 256 --ff 512 --head-dim 64|64"
 )
 tmp="$(mktemp -d)"

@@ -133,18 +133,25 @@ Config Config::from_gguf(const gguf::File& f) {
   c.rope_freq_base = float(f.get_float_or(p + "rope.freq_base", 10000.0));
   ORK_CHECK(std::isfinite(c.rope_freq_base) && c.rope_freq_base > 1, f.path(), ": ", p,
             "rope.freq_base = ", c.rope_freq_base, " must be > 1");
+  // llama.cpp: the type defaults to linear; the factor (rope.scaling.factor, or the older
+  // rope.scale_linear) to 1; "none" never scales; "yarn" also mixes in extrapolated angles
+  // (ext_factor 1); "longrope" scales by the factor tensors only (phi3).
   double scale = 1.0;
-  const std::string scaling(f.get_string_or(p + "rope.scaling.type", "none"));
-  if (scaling == "linear") {
-    scale = f.get_float(p + "rope.scaling.factor");
-  } else if (scaling == "none" || scaling.empty()) {
-    scale = f.get_float_or(p + "rope.scale_linear", 1.0);
+  const std::string scaling(f.get_string_or(p + "rope.scaling.type", "linear"));
+  if (scaling == "linear" || scaling == "yarn" || scaling == "longrope") {
+    scale = f.find(p + "rope.scaling.factor") != nullptr ? f.get_float(p + "rope.scaling.factor")
+                                                         : f.get_float_or(p + "rope.scale_linear", 1.0);
+    if (scale == 0.0) scale = 1.0;  // llama.cpp reads 0 as "not set"
+    c.rope_scaling = scaling == "yarn" ? RopeScaling::kYarn
+                                       : scaling == "longrope" ? RopeScaling::kLongrope : RopeScaling::kLinear;
+  } else if (scaling == "none") {
+    c.rope_scaling = RopeScaling::kNone;
   } else {
-    fail(f.path(), ": ", p, "rope.scaling.type ", quote(scaling), " is not supported (none, linear)");
+    fail(f.path(), ": ", p, "rope.scaling.type ", quote(scaling),
+         " is not supported (none, linear, yarn, longrope)");
   }
-  ORK_CHECK(std::isfinite(scale) && scale > 0, f.path(), ": rope scaling factor ", scale,
-            " must be > 0");
-  c.rope_freq_scale = float(1.0 / scale);
+  c.rope_freq_scale = c.rope_scaling == RopeScaling::kNone ? 1.0f : float(1.0 / scale);
+  c.rope_ext_factor = c.rope_scaling == RopeScaling::kYarn ? 1.0f : 0.0f;
   // Llama 3.1-style per-pair frequency factors come from the tensor rope_freqs.weight (bound by
   // Weights), not from a scaling type: a Llama 3.1 GGUF declares no rope.scaling.type.
 

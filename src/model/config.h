@@ -13,6 +13,9 @@ namespace ork::model {
 
 enum class Arch { kLlama, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3 };
 
+// <arch>.rope.scaling.type (absent → linear, as llama.cpp reads it).
+enum class RopeScaling { kNone, kLinear, kYarn, kLongrope };
+
 struct Config {
   Arch arch = Arch::kLlama;
   std::string arch_name;      // general.architecture
@@ -28,7 +31,9 @@ struct Config {
   int64_t n_rot = 0;          // rotated dims per head (rope.dimension_count; default head_dim)
   float rms_eps = 1e-5f;
   float rope_freq_base = 10000.0f;
-  float rope_freq_scale = 1.0f;  // 1 / linear scaling factor
+  float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor (1 for type none)
+  RopeScaling rope_scaling = RopeScaling::kLinear;
+  float rope_ext_factor = 0.0f;  // YaRN's extrapolation mix: 1 for yarn, else 0 (llama.cpp's default)
   ops::RopeMode rope_mode = ops::RopeMode::kNormal;  // llama: normal; qwen2/qwen3: NeoX
   bool qkv_bias = false;      // qwen2
   bool qk_norm = false;       // qwen3
@@ -47,7 +52,8 @@ struct Config {
   float rope_freq_base_swa = 10000.0f;  // RoPE base of sliding-window layers
   float rope_freq_scale_swa = 1.0f;     // RoPE scale of sliding-window layers
   int64_t n_ctx_orig = 0;         // rope.scaling.original_context_length (default n_ctx_train)
-  float rope_attn_factor = 1.0f;  // rope.scaling.attn_factor: cos/sin are multiplied by it (LongRoPE)
+  float rope_attn_factor = 1.0f;  // rope.scaling.attn_factor: cos/sin are multiplied by it (LongRoPE);
+                                  // YaRN multiplies them by 1 + 0.1·ln(factor) besides
 
   // Per layer: the RoPE base and scale, and the window (0 = every earlier key).
   bool is_swa(int64_t il) const { return !layer_swa.empty() && layer_swa[size_t(il)] != 0; }

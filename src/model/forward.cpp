@@ -10,6 +10,7 @@
 #include "ops/attention.h"
 #include "ops/norm.h"
 #include "ops/rope.h"
+#include "ops/rope_ext.h"
 #include "quant/types.h"
 
 namespace ork::model {
@@ -121,6 +122,10 @@ void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, in
   const float* factors = w_.rope_factors(c_, cache.n_ctx());
   const float base = c_.rope_base(il), scale = c_.rope_scale(il);
   const float mscale = c_.rope_attn_factor;
+  ops::RopeExt ext;
+  ext.ext_factor = c_.rope_ext_factor;
+  ext.attn_factor = mscale;
+  ext.n_ctx_orig = c_.n_ctx_orig;
   for (int64_t i = 0; i < n; ++i) {
     float* q = q_.data() + i * Q;
     float* k = k_.data() + i * KV;
@@ -134,15 +139,12 @@ void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, in
         ops::rmsnorm(head_.data(), l.k_norm, D, c_.rms_eps, k + h * D);
       }
     }
-    ops::rope(q, c_.n_head, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors);
-    ops::rope(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors);
-    if (mscale != 1.0f) {  // ggml's rope multiplies cos and sin by attn_factor: the rotated dims only
-      for (int64_t h = 0; h < c_.n_head; ++h) {
-        for (int64_t d = 0; d < c_.n_rot; ++d) q[h * D + d] *= mscale;
-      }
-      for (int64_t h = 0; h < c_.n_head_kv; ++h) {
-        for (int64_t d = 0; d < c_.n_rot; ++d) k[h * D + d] *= mscale;
-      }
+    if (ext.ext_factor == 0.0f && mscale == 1.0f) {
+      ops::rope(q, c_.n_head, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors);
+      ops::rope(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors);
+    } else {  // YaRN, or an attention factor on cos/sin (LongRoPE)
+      ops::rope_ext(q, c_.n_head, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors, ext);
+      ops::rope_ext(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors, ext);
     }
   }
   std::copy(k_.begin(), k_.begin() + n * KV, cache.k(il, pos0));

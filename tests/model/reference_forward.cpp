@@ -51,13 +51,37 @@ Vec matvec(const Tensor& w, const Vec& x, const Tensor* b) {
   return y;
 }
 
+// YaRN (Peng et al. 2023, as ggml's rope_yarn): pair i's angle blends the interpolated angle
+// (scale·θ) and the extrapolated one (θ) with weight ramp_i = 1 − clamp((i − lo)/(hi − lo), 0, 1),
+// lo/hi the pairs whose wavelength makes beta_fast / beta_slow turns over n_ctx_orig; cos/sin are
+// multiplied by 1 + 0.1·ln(1/scale).
+struct Yarn {
+  bool on = false;
+  double lo = 0, hi = 0;
+};
+
+Yarn yarn_dims(int64_t n_rot, int64_t n_ctx_orig, double base) {
+  const double pi = 3.14159265358979323846;
+  auto corr = [&](double turns) { return double(n_rot) * std::log(double(n_ctx_orig) / (turns * 2 * pi)) / (2 * std::log(base)); };
+  Yarn y;
+  y.on = true;
+  y.lo = std::max(0.0, std::floor(corr(32.0)));
+  y.hi = std::min(double(n_rot - 1), std::ceil(corr(1.0)));
+  return y;
+}
+
 // ff: per-pair frequency factors dividing pair i's angle (rope_freqs.weight, phi3's LongRoPE
 // factors); null = none. m: cos and sin are multiplied by it (rope.scaling.attn_factor).
 void rope(double* head, int64_t n_rot, int64_t pos, double base, double scale, bool neox,
-          const double* ff, double m) {
+          const double* ff, double m, const Yarn& yarn = {}) {
+  if (yarn.on) m *= 1.0 + 0.1 * std::log(1.0 / scale);
   for (int64_t i = 0; i < n_rot / 2; ++i) {
-    const double theta = double(pos) * scale * std::pow(base, -2.0 * double(i) / double(n_rot)) /
-                         (ff ? ff[i] : 1.0);
+    const double extrap = double(pos) * std::pow(base, -2.0 * double(i) / double(n_rot)) / (ff ? ff[i] : 1.0);
+    double theta = scale * extrap;
+    if (yarn.on) {
+      const double mix = 1.0 - std::min(1.0, std::max(0.0, (double(i) - yarn.lo) / std::max(0.001, yarn.hi - yarn.lo)));
+      theta = theta * (1.0 - mix) + extrap * mix;
+    }
     const double c = m * std::cos(theta), s = m * std::sin(theta);
     const int64_t a = neox ? i : 2 * i;
     const int64_t b = neox ? i + n_rot / 2 : 2 * i + 1;
@@ -98,10 +122,12 @@ std::vector<std::vector<double>> reference_logits(const std::string& path,
   const int64_t n_rot = int64_t(f.get_uint_or(p + "rope.dimension_count", uint64_t(head_dim)));
   const double eps = f.get_float(p + "attention.layer_norm_rms_epsilon");
   const double base = f.get_float_or(p + "rope.freq_base", 10000.0);
+  // The type defaults to linear, the factor to 1 (llama.cpp); none never scales.
+  const std::string scaling(f.get_string_or(p + "rope.scaling.type", "linear"));
   double scale = 1.0;
-  if (f.get_string_or(p + "rope.scaling.type", "none") == "linear") {
-    scale = 1.0 / f.get_float(p + "rope.scaling.factor");
-  }
+  if (scaling != "none" && f.find(p + "rope.scaling.factor")) scale = 1.0 / f.get_float(p + "rope.scaling.factor");
+  const int64_t n_ctx_orig = int64_t(f.get_uint_or(p + "rope.scaling.original_context_length",
+                                                   f.get_uint(p + "context_length")));
   const double mscale = f.get_float_or(p + "rope.scaling.attn_factor", 1.0);
   const bool neox = arch != "llama";
   // One tensor of factors for every layer, named without a layer number.
@@ -197,6 +223,7 @@ std::vector<std::vector<double>> reference_logits(const std::string& path,
     }
     const bool swa = is_swa(l);
     const double lbase = swa ? base_swa : base, lscale = swa ? scale_swa : scale;
+    const Yarn yarn = scaling == "yarn" ? yarn_dims(n_rot, n_ctx_orig, lbase) : Yarn{};
     std::vector<Vec> q(static_cast<size_t>(T)), k(static_cast<size_t>(T)), v(static_cast<size_t>(T));
     for (int64_t t = 0; t < T; ++t) {
       const Vec h = rmsnorm(x[size_t(t)], w["attn_norm.weight"].data.data(), eps);
@@ -209,7 +236,7 @@ std::vector<std::vector<double>> reference_logits(const std::string& path,
           const Vec n = rmsnorm(Vec(qh, qh + head_dim), w["attn_q_norm.weight"].data.data(), eps);
           std::copy(n.begin(), n.end(), qh);
         }
-        rope(qh, n_rot, t, lbase, lscale, neox, ff, mscale);
+        rope(qh, n_rot, t, lbase, lscale, neox, ff, mscale, yarn);
       }
       for (int64_t hd = 0; hd < n_head_kv; ++hd) {
         double* kh = k[size_t(t)].data() + hd * head_dim;
@@ -217,7 +244,7 @@ std::vector<std::vector<double>> reference_logits(const std::string& path,
           const Vec n = rmsnorm(Vec(kh, kh + head_dim), w["attn_k_norm.weight"].data.data(), eps);
           std::copy(n.begin(), n.end(), kh);
         }
-        rope(kh, n_rot, t, lbase, lscale, neox, ff, mscale);
+        rope(kh, n_rot, t, lbase, lscale, neox, ff, mscale, yarn);
       }
     }
     for (int64_t t = 0; t < T; ++t) {

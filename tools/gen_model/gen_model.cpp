@@ -289,6 +289,10 @@ void validate(const ModelSpec& spec) {
   if (!spec.longrope.empty() && (spec.longrope != "random" || spec.arch != "phi3")) {
     fail("gen_model: longrope ", quote(spec.longrope), " is only \"random\", on phi3");
   }
+  if (spec.yarn_factor != 0 && (!(spec.yarn_factor >= 1) || !std::isfinite(spec.yarn_factor) ||
+                                 spec.yarn_orig_ctx < 1 || spec.rope_scale_linear != 1.0f || !spec.longrope.empty())) {
+    fail("gen_model: yarn needs yarn_factor >= 1, yarn_orig_ctx >= 1 and no linear or LongRoPE scaling besides");
+  }
   if (!spec.longrope.empty() && (spec.longrope_orig_ctx < 2 || spec.longrope_orig_ctx > spec.n_ctx)) {
     fail("gen_model: longrope_orig_ctx ", spec.longrope_orig_ctx, " must be in [2, n_ctx = ", spec.n_ctx, "]");
   }
@@ -390,7 +394,11 @@ void write_model(const ModelSpec& spec, const std::string& path) {
                   float(scale > 1.0 ? std::sqrt(1.0 + std::log(scale) / std::log(orig)) : 1.0));
   }
   w.add_float32(a + ".rope.freq_base", spec.rope_freq_base);
-  if (spec.rope_scale_linear != 1.0f) {
+  if (spec.yarn_factor > 0) {
+    w.add_string(a + ".rope.scaling.type", "yarn");
+    w.add_float32(a + ".rope.scaling.factor", spec.yarn_factor);
+    w.add_uint32(a + ".rope.scaling.original_context_length", uint32_t(spec.yarn_orig_ctx));
+  } else if (spec.rope_scale_linear != 1.0f) {
     w.add_string(a + ".rope.scaling.type", "linear");
     w.add_float32(a + ".rope.scaling.factor", spec.rope_scale_linear);
   }

@@ -30,6 +30,10 @@ struct ModelSpec {
   int head_dim = 0;  // 0 → n_embd / n_head; otherwise written as <arch>.attention.key_length/value_length
   float rope_freq_base = 10000.0f;
   float rope_scale_linear = 1.0f;  // != 1 → rope.scaling.type = "linear", rope.scaling.factor
+  // > 0 → rope.scaling.type = "yarn", rope.scaling.factor = yarn_factor and
+  // rope.scaling.original_context_length = yarn_orig_ctx (as convert_hf_to_gguf.py writes YaRN).
+  float yarn_factor = 0.0f;
+  int yarn_orig_ctx = 0;
   // RoPE frequency factors, written as the tensor rope_freqs.weight (f32, {head_dim/2}; pair i's angle
   // is divided by factor i, in every layer): "" → none; "llama3" → Llama 3.1's factors from the
   // llama3_* fields and rope_freq_base (llama3_rope_factors); "random" → log-uniform in [1/8, 8]

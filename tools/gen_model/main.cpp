@@ -18,7 +18,7 @@ constexpr const char* kUsage =
     "                     [--vocab N] [--embd N] [--layers N] [--heads N] [--kv-heads N] [--ff N]\n"
     "                     [--ctx N] [--head-dim N] [--tokenizer gpt2|llama] [--pre NAME] [--tied|--untied]\n"
     "                     [--rope-freqs none|llama3|random] [--seed S] [--rot N] [--window N]\n"
-    "                     [--swa-pattern N] [--longrope-orig N] -o PATH\n"
+    "                     [--swa-pattern N] [--longrope-orig N] [--yarn-factor F --yarn-orig N] -o PATH\n"
     "--window / --swa-pattern: gemma's sliding window and its period; --longrope-orig: phi3's\n"
     "LongRoPE factors with that original context; --rot: rotated dims per head.\n"
     "--rope-freqs writes rope_freqs.weight: llama3 = Llama 3.1's factors (factor 8, low 1, high 4,\n"
@@ -79,7 +79,7 @@ int run(int argc, char** argv) {
         "--preset", "-o",      "--output",   "--arch",    "--type",     "--vocab",
         "--embd",   "--layers", "--heads",   "--kv-heads", "--ff",      "--ctx",
         "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs", "--rot", "--window",
-        "--swa-pattern", "--longrope-orig"};
+        "--swa-pattern", "--longrope-orig", "--yarn-factor", "--yarn-orig"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || a == f;
     if (!known) throw Usage{"unknown flag '" + a + "' (see --help)"};
@@ -129,6 +129,14 @@ int run(int argc, char** argv) {
     } else if (a == "--longrope-orig") {
       spec.longrope = "random";
       spec.longrope_orig_ctx = count(1 << 24);
+    } else if (a == "--yarn-factor") {
+      try {
+        spec.yarn_factor = float(std::stod(v));
+      } catch (const std::exception&) {
+        throw Usage{"--yarn-factor: '" + v + "' is not a number"};
+      }
+    } else if (a == "--yarn-orig") {
+      spec.yarn_orig_ctx = count(1 << 24);
     } else if (a == "--rope-freqs") {
       spec.rope_freqs = v == "none" ? "" : v;  // validate() names an unknown value
     } else if (a == "--seed") {
