@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 #include <string>
 
 #include "core/error.h"
@@ -44,6 +45,8 @@ gen::ModelSpec base(const char* arch) {
   s.rms_eps = 1e-6f;
   return s;
 }
+
+void PrintTo(const ArchCase& c, std::ostream* os) { *os << c.name; }
 
 std::vector<ArchCase> cases() {
   std::vector<ArchCase> out;

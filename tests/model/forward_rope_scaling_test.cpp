@@ -3,6 +3,7 @@
 // reference (reference_forward.cpp), prefill and decode.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 
 #include "core/thread_pool.h"
@@ -24,6 +25,8 @@ struct ScalingCase {
   gen::ModelSpec spec;
   RopeScaling scaling;
 };
+
+void PrintTo(const ScalingCase& c, std::ostream* os) { *os << c.name; }
 
 std::vector<ScalingCase> cases() {
   gen::ModelSpec b;

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct Fixture {
     return out;
   }
 };
+
+// gtest prints a parameter with this (the name, not the object's bytes).
+void PrintTo(const Fixture& f, std::ostream* os) { *os << f.name; }
 
 std::vector<Fixture> fixtures() {
   std::vector<Fixture> out;
