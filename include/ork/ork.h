@@ -131,7 +131,8 @@ int ork_detokenize(const ork_model* model, const int32_t* tokens, int64_t n_toke
 
 /* ---- Contexts (one sequence each) -------------------------------------------------------------- */
 
-/* A new sequence: its own KV cache of n_ctx tokens (0: the model's, at most 4096) and scratch. */
+/* A new sequence: its own KV cache of n_ctx tokens (0: the model's trained length, bounded by half
+ * the available memory; a larger n_ctx than fits is an error with the numbers) and scratch. */
 int ork_context_create(ork_model* model, int64_t n_ctx, ork_context** out);
 /* A new sequence sharing src's model (weights, device tasks, scratch); its own KV cache of the same
  * size: empty, or with copy_state != 0 a copy of src's tokens so far. */
@@ -221,8 +222,8 @@ typedef struct ork_mem_info {
 int ork_query_mem(const ork_model* model, const ork_context* ctx, ork_mem_info* out);
 /* What loading `path` with `opts` (NULL: defaults) would take, before loading it (nothing is
  * allocated on the device): the plan. Fills weight_bytes, internal_device_bytes, and for one context
- * of n_ctx tokens (0: the model's, at most 4096) kv_cache_bytes, scratch_host_bytes (a batch of 128
- * tokens) and internal_bytes; total_dma_bytes (the device bytes loading adds); n_domains = the
+ * of n_ctx tokens (0: the model's trained length, bounded by half the available memory)
+ * kv_cache_bytes, scratch_host_bytes (a batch of 128 tokens) and internal_bytes; total_dma_bytes (the device bytes loading adds); n_domains = the
  * domains the plan uses, each with weight_bytes (resident plans; the size weight_mem_fds[d] must
  * have) and internal_bytes, and internal_mem_bytes[d] (the size internal_mem_fds[d] must have).
  * With share_weights_with (a loaded model) the plan is on that model's device and leaves out every

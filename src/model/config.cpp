@@ -12,6 +12,9 @@ const char* arch_name(Arch a) {
     case Arch::kLlama: return "llama";
     case Arch::kQwen2: return "qwen2";
     case Arch::kQwen3: return "qwen3";
+    case Arch::kGemma2: return "gemma2";
+    case Arch::kGemma3: return "gemma3";
+    case Arch::kPhi3: return "phi3";
   }
   return "?";
 }
@@ -21,6 +24,56 @@ namespace {
 int64_t positive(const gguf::File& f, const std::string& key, uint64_t v, uint64_t max) {
   ORK_CHECK(v >= 1 && v <= max, f.path(), ": ", key, " = ", v, " is out of range [1, ", max, "]");
   return int64_t(v);
+}
+
+float positive_float(const gguf::File& f, const std::string& key, double def) {
+  const double v = f.get_float_or(key, def);
+  ORK_CHECK(std::isfinite(v) && v > 0, f.path(), ": ", key, " = ", v, " must be finite and > 0");
+  return float(v);
+}
+
+// The Gemma 2/3 hyper-parameters, with llama.cpp's defaults (src/models/gemma2.cpp, gemma3.cpp;
+// llama-hparams.h): layer il is a sliding-window layer when il % pattern < pattern - 1.
+void read_gemma(const gguf::File& f, Config& c) {
+  const std::string p = c.arch_name + ".";
+  const bool g2 = c.arch == Arch::kGemma2;
+  c.embd_scale = std::sqrt(float(c.n_embd));
+  c.embd_scale_inputs = g2;
+  c.post_norms = true;
+  c.geglu = true;
+  // gemma2 always projects through token_embd (llama.cpp binds no output.weight for it).
+  if (g2) c.tied_output = true;
+  // Gemma 2 27B and Gemma 3 27B scale queries by n_embd / n_head (query_pre_attn_scalar); llama.cpp
+  // tells them by their layer counts.
+  if ((g2 && c.n_layer == 46) || (!g2 && c.n_layer == 62)) {
+    c.attn_scale = 1.0f / std::sqrt(float(c.n_embd / c.n_head));
+  }
+  if (g2) {
+    c.attn_softcap = positive_float(f, p + "attn_logit_softcapping", 50.0);
+    c.final_softcap = positive_float(f, p + "final_logit_softcapping", 30.0);
+  } else if (f.find(p + "final_logit_softcapping") != nullptr) {
+    const double v = f.get_float(p + "final_logit_softcapping");
+    ORK_CHECK(std::isfinite(v) && v >= 0, f.path(), ": ", p, "final_logit_softcapping = ", v,
+              " must be finite and >= 0");
+    c.final_softcap = float(v);
+  }
+  const uint64_t swa = f.get_uint_or(p + "attention.sliding_window", g2 ? 4096 : 0);
+  if (swa == 0) return;  // gemma3 without a window: every layer global, one RoPE base
+  c.n_swa = positive(f, p + "attention.sliding_window", swa, 1u << 24);
+  const std::string pattern_key = p + "attention.sliding_window_pattern";
+  const gguf::Value* pv = f.find(pattern_key);
+  ORK_CHECK(pv == nullptr || pv->type != gguf::ValueType::ARRAY, f.path(), ": ", pattern_key,
+            " as a per-layer array is not supported; a period (uint) is");
+  const int64_t period = int64_t(f.get_uint_or(pattern_key, g2 ? 2 : 6));
+  ORK_CHECK(period <= 4096, f.path(), ": ", pattern_key, " = ", period, " is out of range [0, 4096]");
+  c.layer_swa.resize(size_t(c.n_layer));
+  for (int64_t il = 0; il < c.n_layer; ++il) {
+    c.layer_swa[size_t(il)] = period == 0 || il % period < period - 1;
+  }
+  // gemma2: the window layers rotate like the others unless rope.freq_base_swa says otherwise;
+  // gemma3: base 10000 and scale 1 (llama-hparams.h) unless the key is set.
+  c.rope_freq_base_swa = positive_float(f, p + "rope.freq_base_swa", g2 ? c.rope_freq_base : 10000.0);
+  c.rope_freq_scale_swa = g2 ? c.rope_freq_scale : 1.0f;
 }
 
 }  // namespace
@@ -37,8 +90,16 @@ Config Config::from_gguf(const gguf::File& f) {
   } else if (arch == "qwen3") {
     c.arch = Arch::kQwen3;
     c.qk_norm = true;
+  } else if (arch == "gemma2") {
+    c.arch = Arch::kGemma2;
+  } else if (arch == "gemma3") {
+    c.arch = Arch::kGemma3;
+    c.qk_norm = true;
+  } else if (arch == "phi3") {
+    c.arch = Arch::kPhi3;
   } else {
-    fail(f.path(), ": unsupported architecture ", quote(arch), " (supported: llama, qwen2, qwen3)");
+    fail(f.path(), ": unsupported architecture ", quote(arch),
+         " (supported: llama, qwen2, qwen3, gemma2, gemma3, phi3)");
   }
   c.rope_mode = c.arch == Arch::kLlama ? ops::RopeMode::kNormal : ops::RopeMode::kNeox;
   c.name = std::string(f.get_string_or("general.name", ""));
@@ -72,18 +133,25 @@ Config Config::from_gguf(const gguf::File& f) {
   c.rope_freq_base = float(f.get_float_or(p + "rope.freq_base", 10000.0));
   ORK_CHECK(std::isfinite(c.rope_freq_base) && c.rope_freq_base > 1, f.path(), ": ", p,
             "rope.freq_base = ", c.rope_freq_base, " must be > 1");
+  // llama.cpp: the type defaults to linear; the factor (rope.scaling.factor, or the older
+  // rope.scale_linear) to 1; "none" never scales; "yarn" also mixes in extrapolated angles
+  // (ext_factor 1); "longrope" scales by the factor tensors only (phi3).
   double scale = 1.0;
-  const std::string scaling(f.get_string_or(p + "rope.scaling.type", "none"));
-  if (scaling == "linear") {
-    scale = f.get_float(p + "rope.scaling.factor");
-  } else if (scaling == "none" || scaling.empty()) {
-    scale = f.get_float_or(p + "rope.scale_linear", 1.0);
+  const std::string scaling(f.get_string_or(p + "rope.scaling.type", "linear"));
+  if (scaling == "linear" || scaling == "yarn" || scaling == "longrope") {
+    scale = f.find(p + "rope.scaling.factor") != nullptr ? f.get_float(p + "rope.scaling.factor")
+                                                         : f.get_float_or(p + "rope.scale_linear", 1.0);
+    if (scale == 0.0) scale = 1.0;  // llama.cpp reads 0 as "not set"
+    c.rope_scaling = scaling == "yarn" ? RopeScaling::kYarn
+                                       : scaling == "longrope" ? RopeScaling::kLongrope : RopeScaling::kLinear;
+  } else if (scaling == "none") {
+    c.rope_scaling = RopeScaling::kNone;
   } else {
-    fail(f.path(), ": ", p, "rope.scaling.type ", quote(scaling), " is not supported (none, linear)");
+    fail(f.path(), ": ", p, "rope.scaling.type ", quote(scaling),
+         " is not supported (none, linear, yarn, longrope)");
   }
-  ORK_CHECK(std::isfinite(scale) && scale > 0, f.path(), ": rope scaling factor ", scale,
-            " must be > 0");
-  c.rope_freq_scale = float(1.0 / scale);
+  c.rope_freq_scale = c.rope_scaling == RopeScaling::kNone ? 1.0f : float(1.0 / scale);
+  c.rope_ext_factor = c.rope_scaling == RopeScaling::kYarn ? 1.0f : 0.0f;
   // Llama 3.1-style per-pair frequency factors come from the tensor rope_freqs.weight (bound by
   // Weights), not from a scaling type: a Llama 3.1 GGUF declares no rope.scaling.type.
 
@@ -95,6 +163,15 @@ Config Config::from_gguf(const gguf::File& f) {
   ORK_CHECK(vocab_size == uint64_t(c.n_vocab), f.path(), ": ", p, "vocab_size (", vocab_size,
             ") differs from token_embd.weight rows (", c.n_vocab, ")");
   c.tied_output = f.find_tensor("output.weight") == nullptr;
+
+  c.n_ctx_orig = positive(f, p + "rope.scaling.original_context_length",
+                          f.get_uint_or(p + "rope.scaling.original_context_length", uint64_t(c.n_ctx_train)),
+                          1u << 24);
+  c.rope_attn_factor = float(f.get_float_or(p + "rope.scaling.attn_factor", 1.0));
+  ORK_CHECK(std::isfinite(c.rope_attn_factor) && c.rope_attn_factor > 0, f.path(), ": ", p,
+            "rope.scaling.attn_factor = ", c.rope_attn_factor, " must be finite and > 0");
+  c.attn_scale = 1.0f / std::sqrt(float(c.head_dim));
+  if (c.arch == Arch::kGemma2 || c.arch == Arch::kGemma3) read_gemma(f, c);
   return c;
 }
 

@@ -1,15 +1,20 @@
-// model::Config — the hyper-parameters of a Llama-family model, read from GGUF metadata.
+// model::Config — the hyper-parameters of a decoder model (llama, qwen2, qwen3, gemma2, gemma3, phi3),
+// read from GGUF metadata with llama.cpp's keys and defaults (src/models/<arch>.cpp, llama-hparams.h).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gguf/file.h"
 #include "ops/rope.h"
 
 namespace ork::model {
 
-enum class Arch { kLlama, kQwen2, kQwen3 };
+enum class Arch { kLlama, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3 };
+
+// <arch>.rope.scaling.type (absent → linear, as llama.cpp reads it).
+enum class RopeScaling { kNone, kLinear, kYarn, kLongrope };
 
 struct Config {
   Arch arch = Arch::kLlama;
@@ -26,11 +31,35 @@ struct Config {
   int64_t n_rot = 0;          // rotated dims per head (rope.dimension_count; default head_dim)
   float rms_eps = 1e-5f;
   float rope_freq_base = 10000.0f;
-  float rope_freq_scale = 1.0f;  // 1 / linear scaling factor
+  float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor (1 for type none)
+  RopeScaling rope_scaling = RopeScaling::kLinear;
+  float rope_ext_factor = 0.0f;  // YaRN's extrapolation mix: 1 for yarn, else 0 (llama.cpp's default)
   ops::RopeMode rope_mode = ops::RopeMode::kNormal;  // llama: normal; qwen2/qwen3: NeoX
   bool qkv_bias = false;      // qwen2
   bool qk_norm = false;       // qwen3
   bool tied_output = false;   // output projection shares token_embd.weight
+
+  // Gemma 2/3 and Phi-3 (the defaults leave llama/qwen unchanged). See docs/architectures.md.
+  float embd_scale = 1.0f;        // token embeddings are multiplied by it (gemma: sqrtf(n_embd))
+  bool embd_scale_inputs = false; // gemma2 scales caller-supplied embeddings too; gemma3 does not
+  bool post_norms = false;        // gemma: RMSNorm ⊙ post_attention_norm / post_ffw_norm on each branch
+  bool geglu = false;             // gemma: FFN GELU(tanh)(gate) ⊙ up instead of SiLU(gate) ⊙ up
+  float attn_scale = 0.0f;        // query scale before q·k (1/sqrt(head_dim) unless the arch says otherwise)
+  float attn_softcap = 0.0f;      // > 0: scores s → c·tanh(s/c) before the softmax (gemma2)
+  float final_softcap = 0.0f;     // > 0: logits z → c·tanh(z/c) (gemma2; gemma3 when the key is set)
+  int64_t n_swa = 0;              // sliding window (keys per query) of the layers marked in layer_swa
+  std::vector<uint8_t> layer_swa; // [n_layer]: 1 = sliding-window layer (gemma), else global
+  float rope_freq_base_swa = 10000.0f;  // RoPE base of sliding-window layers
+  float rope_freq_scale_swa = 1.0f;     // RoPE scale of sliding-window layers
+  int64_t n_ctx_orig = 0;         // rope.scaling.original_context_length (default n_ctx_train)
+  float rope_attn_factor = 1.0f;  // rope.scaling.attn_factor: cos/sin are multiplied by it (LongRoPE);
+                                  // YaRN multiplies them by 1 + 0.1·ln(factor) besides
+
+  // Per layer: the RoPE base and scale, and the window (0 = every earlier key).
+  bool is_swa(int64_t il) const { return !layer_swa.empty() && layer_swa[size_t(il)] != 0; }
+  float rope_base(int64_t il) const { return is_swa(il) ? rope_freq_base_swa : rope_freq_base; }
+  float rope_scale(int64_t il) const { return is_swa(il) ? rope_freq_scale_swa : rope_freq_scale; }
+  int64_t window(int64_t il) const { return is_swa(il) ? n_swa : 0; }
 
   int64_t q_dim() const { return n_head * head_dim; }
   int64_t kv_dim() const { return n_head_kv * head_dim; }

@@ -10,6 +10,7 @@
 #include "ops/attention.h"
 #include "ops/norm.h"
 #include "ops/rope.h"
+#include "ops/rope_ext.h"
 #include "quant/types.h"
 
 namespace ork::model {
@@ -51,7 +52,8 @@ Forward::Forward(const Config& config, const Weights& weights, MatmulBackend& ba
     : c_(config), w_(weights), backend_(backend), pool_(pool), head_(size_t(config.head_dim)) {}
 
 uint64_t Forward::scratch_bytes(int64_t n) const {
-  const int64_t per_token = 2 * c_.n_embd + 2 * c_.q_dim() + 2 * c_.kv_dim() + 3 * c_.n_ff;
+  const int64_t per_token = 2 * c_.n_embd + 2 * c_.q_dim() + 2 * c_.kv_dim() + 3 * c_.n_ff +
+                            (c_.post_norms ? c_.n_embd : 0);
   return uint64_t(n * per_token) * sizeof(float);
 }
 
@@ -66,6 +68,7 @@ void Forward::ensure_scratch(int64_t n) {
   gate_.resize(size_t(n * c_.n_ff));
   up_.resize(size_t(n * c_.n_ff));
   act_.resize(size_t(n * c_.n_ff));
+  if (c_.post_norms) post_.resize(size_t(n * c_.n_embd));
   capacity_ = n;
 }
 
@@ -112,6 +115,16 @@ void Forward::linear_group(std::initializer_list<const Linear*> ws, const float*
   }
 }
 
+void Forward::add_branch(const float* base, const float* branch, const float* post_norm, int64_t n) {
+  const int64_t E = c_.n_embd;
+  if (post_norm == nullptr) {
+    for (int64_t i = 0; i < n * E; ++i) x_[size_t(i)] = base[i] + branch[i];
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) ops::rmsnorm(branch + i * E, post_norm, E, c_.rms_eps, post_.data() + i * E);
+  for (int64_t i = 0; i < n * E; ++i) x_[size_t(i)] = base[i] + post_[size_t(i)];
+}
+
 void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, int64_t pos0) {
   const LayerWeights& l = w_.layers[size_t(il)];
   const int64_t E = c_.n_embd, Q = c_.q_dim(), KV = c_.kv_dim(), D = c_.head_dim;
@@ -121,6 +134,13 @@ void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, in
   }
   linear_group({&l.wq, &l.wk, &l.wv}, h_.data(), n, {q_.data(), k_.data(), v_.data()});
 
+  const float* factors = w_.rope_factors(c_, cache.n_ctx());
+  const float base = c_.rope_base(il), scale = c_.rope_scale(il);
+  const float mscale = c_.rope_attn_factor;
+  ops::RopeExt ext;
+  ext.ext_factor = c_.rope_ext_factor;
+  ext.attn_factor = mscale;
+  ext.n_ctx_orig = c_.n_ctx_orig;
   for (int64_t i = 0; i < n; ++i) {
     float* q = q_.data() + i * Q;
     float* k = k_.data() + i * KV;
@@ -134,27 +154,38 @@ void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, in
         ops::rmsnorm(head_.data(), l.k_norm, D, c_.rms_eps, k + h * D);
       }
     }
-    ops::rope(q, c_.n_head, D, c_.n_rot, pos0 + i, c_.rope_freq_base, c_.rope_freq_scale, c_.rope_mode,
-              w_.rope_freqs);
-    ops::rope(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, c_.rope_freq_base, c_.rope_freq_scale, c_.rope_mode,
-              w_.rope_freqs);
+    if (ext.ext_factor == 0.0f && mscale == 1.0f) {
+      ops::rope(q, c_.n_head, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors);
+      ops::rope(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors);
+    } else {  // YaRN, or an attention factor on cos/sin (LongRoPE)
+      ops::rope_ext(q, c_.n_head, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors, ext);
+      ops::rope_ext(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors, ext);
+    }
   }
   std::copy(k_.begin(), k_.begin() + n * KV, cache.k(il, pos0));
   std::copy(v_.begin(), v_.begin() + n * KV, cache.v(il, pos0));
 
+  ops::AttentionOptions opt;
+  opt.scale = c_.attn_scale;
+  opt.softcap = c_.attn_softcap;
+  opt.window = c_.window(il);
   ops::attention(pool_, q_.data(), n, pos0, c_.n_head, c_.n_head_kv, D, cache.k(il), cache.v(il),
-                 attn_.data());
+                 attn_.data(), opt);
   linear(l.wo, attn_.data(), n, h_.data());
   // x_in is x_ itself, or (layer 0 of eval_embd) the caller's embeddings: same sums either way.
-  for (int64_t i = 0; i < n * E; ++i) x_[size_t(i)] = x_in[i] + h_[size_t(i)];
+  add_branch(x_in, h_.data(), l.post_attn_norm, n);
 
   for (int64_t i = 0; i < n; ++i) {
     ops::rmsnorm(x_.data() + i * E, l.ffn_norm, E, c_.rms_eps, h_.data() + i * E);
   }
   linear_group({&l.gate, &l.up}, h_.data(), n, {gate_.data(), up_.data()});
-  ops::swiglu(gate_.data(), up_.data(), n * c_.n_ff, act_.data());
+  if (c_.geglu) {
+    ops::geglu(gate_.data(), up_.data(), n * c_.n_ff, act_.data());
+  } else {
+    ops::swiglu(gate_.data(), up_.data(), n * c_.n_ff, act_.data());
+  }
   linear(l.down, act_.data(), n, h_.data());
-  for (int64_t i = 0; i < n * E; ++i) x_[size_t(i)] += h_[size_t(i)];
+  add_branch(x_.data(), h_.data(), l.post_ffn_norm, n);
 }
 
 void Forward::check_positions(const KvCache& cache, int64_t n, int64_t pos0) const {
@@ -169,6 +200,9 @@ void Forward::eval(KvCache& cache, const int32_t* tokens, int64_t n, int64_t pos
   ORK_CHECK(tokens != nullptr, "eval: null tokens");
   ensure_scratch(n);
   embed_tokens(c_, w_, tokens, n, x_.data());
+  if (c_.embd_scale != 1.0f) {
+    for (int64_t i = 0; i < n * c_.n_embd; ++i) x_[size_t(i)] *= c_.embd_scale;
+  }
   run(cache, x_.data(), n, pos0, all_logits, logits);
 }
 
@@ -177,6 +211,10 @@ void Forward::eval_embd(KvCache& cache, const float* embd, int64_t n, int64_t po
   check_positions(cache, n, pos0);
   ORK_CHECK(embd != nullptr, "eval: null input embeddings");
   ensure_scratch(n);
+  if (c_.embd_scale_inputs && c_.embd_scale != 1.0f) {
+    for (int64_t i = 0; i < n * c_.n_embd; ++i) x_[size_t(i)] = embd[i] * c_.embd_scale;
+    embd = x_.data();
+  }
   run(cache, embd, n, pos0, all_logits, logits);
 }
 
@@ -191,6 +229,10 @@ void Forward::run(KvCache& cache, const float* x0, int64_t n, int64_t pos0, bool
     ops::rmsnorm(x_.data() + (first + i) * E, w_.output_norm, E, c_.rms_eps, h_.data() + i * E);
   }
   linear(w_.output, h_.data(), n_out, logits);
+  if (const float cap = c_.final_softcap; cap > 0.0f) {
+    const int64_t count = n_out * w_.output.n;
+    for (int64_t i = 0; i < count; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
+  }
   check_finite(logits, n_out, w_.output.n, "logits of", w_.output);
 }
 

@@ -1,15 +1,24 @@
-// Forward — the Llama-family forward pass (llama, qwen2, qwen3) over a batch of tokens.
+// Forward — the decoder forward pass (llama, qwen2, qwen3, gemma2, gemma3, phi3) over a batch of tokens,
+// as llama.cpp computes each (src/models/<arch>.cpp).
 //
-// For each layer, with x the residual stream [n_tokens][n_embd]:
+// x = token embeddings (· sqrtf(n_embd) for gemma). For each layer, with x the residual stream
+// [n_tokens][n_embd]:
 //   h = RMSNorm(x) ⊙ attn_norm
 //   q = h·Wqᵀ (+bq), k = h·Wkᵀ (+bk), v = h·Wvᵀ (+bv)        (qwen2 has the biases)
-//   q, k per head: RMSNorm ⊙ q_norm / k_norm                   (qwen3)
-//   q, k ← RoPE at their positions (normal pairs for llama, NeoX halves for qwen), each pair's
-//          angle divided by its rope_freqs.weight factor when the model has one (Llama 3.1/3.2)
-//   K/V cache ← k, v;  a = causal GQA attention(q, cache)
-//   x += a·Woᵀ
-//   h = RMSNorm(x) ⊙ ffn_norm;  x += (SiLU(h·Wgateᵀ) ⊙ h·Wupᵀ)·Wdownᵀ
-// logits = (RMSNorm(x) ⊙ output_norm)·Woutputᵀ.
+//   (phi3: q, k, v are row ranges of the fused attn_qkv.weight)
+//   q, k per head: RMSNorm ⊙ q_norm / k_norm                   (qwen3, gemma3)
+//   q, k ← RoPE at their positions (normal pairs for llama, NeoX halves for the others) with the
+//          layer's base and scale (gemma: sliding-window layers have their own), each pair's
+//          angle divided by its factor when the model has one (rope_freqs.weight of Llama 3.1/3.2;
+//          phi3's rope_factors_long/short, long when the cache holds more than n_ctx_orig), and
+//          cos/sin multiplied by rope.scaling.attn_factor
+//   K/V cache ← k, v;  a = causal GQA attention(q, cache) with the query scale, gemma2's score
+//          soft-cap c·tanh(s/c), and on sliding-window layers only the last n_swa keys
+//   x += post(a·Woᵀ)          post = RMSNorm ⊙ post_attention_norm for gemma, else identity
+//   h = RMSNorm(x) ⊙ ffn_norm;  x += post((act(h·Wgateᵀ) ⊙ h·Wupᵀ)·Wdownᵀ)
+//          act = SiLU, or GELU(tanh) for gemma (post: post_ffw_norm); phi3's gate and up are the two
+//          halves of ffn_up.weight
+// logits = (RMSNorm(x) ⊙ output_norm)·Woutputᵀ, then c·tanh(z/c) with the final soft-cap (gemma2).
 // Every matmul goes through the MatmulBackend. Ownership: references Config, Weights, the backend
 // and the pool (all must outlive it); owns its scratch. Thread-safety: one eval() at a time.
 #pragma once
@@ -39,7 +48,8 @@ class Forward {
 
   // The same pass from input embeddings embd [n][n_embd] (row-major f32) instead of token ids.
   // embd is read in place, not copied: the first layer's norm and residual add read it directly,
-  // so it must stay valid and unchanged for the whole call. Throws ork::Error for a null embd or
+  // so it must stay valid and unchanged for the whole call (gemma2, which scales input embeddings,
+  // copies them first). Throws ork::Error for a null embd or
   // positions past the cache.
   void eval_embd(KvCache& cache, const float* embd, int64_t n, int64_t pos0, bool all_logits,
                  float* logits);
@@ -63,6 +73,8 @@ class Forward {
   void linear_group(std::initializer_list<const Linear*> ws, const float* x, int64_t n,
                     std::initializer_list<float*> ys);
   void layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, int64_t pos0);
+  // x_[i] = base[i] + branch[i] for the n rows, through RMSNorm ⊙ post_norm first when it is set.
+  void add_branch(const float* base, const float* branch, const float* post_norm, int64_t n);
 
   const Config& c_;
   const Weights& w_;
@@ -71,6 +83,7 @@ class Forward {
   int64_t capacity_ = 0;  // tokens the scratch holds
   // Scratch, row-major [tokens][width].
   std::vector<float> x_, h_, q_, k_, v_, attn_, gate_, up_, act_;
+  std::vector<float> post_;  // [tokens][n_embd]: a branch's output before its post-norm (gemma)
   std::vector<float> head_;  // one head, for the per-head norms
 };
 

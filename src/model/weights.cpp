@@ -54,6 +54,41 @@ std::unique_ptr<Weights> Weights::bind(const gguf::File& f, const Config& c) {
     return l;
   };
 
+  // Rows [row0, row0 + rows) of the 2-D tensor t as a Linear of its own (whole rows, so whole blocks).
+  auto rows_of = [&](const gguf::TensorInfo& t, uint64_t row0, uint64_t rows, const char* part) {
+    const uint64_t rb = uint64_t(quant::row_bytes(t.type, int64_t(t.dims[0])));
+    w.view_names_.push_back(std::string(t.name) + ":" + part);
+    gguf::TensorInfo v = t;
+    v.name = w.view_names_.back();
+    v.dims = {t.dims[0], rows};
+    v.n_elements = t.dims[0] * rows;
+    v.offset = t.offset + row0 * rb;
+    v.n_bytes = rows * rb;
+    v.data = t.data + row0 * rb;
+    w.views_.push_back(v);
+    Linear l;
+    l.w = &w.views_.back();
+    l.k = int64_t(t.dims[0]);
+    l.n = int64_t(rows);
+    return l;
+  };
+  // A 1-D f32/f16 table of n_rot/2 finite positive factors, or null when the file lacks it.
+  auto factors = [&](const std::string& name) -> const float* {
+    const gguf::TensorInfo* t = f.find_tensor(name);
+    if (t == nullptr) return nullptr;
+    ORK_CHECK(t->type == quant::Type::F32 || t->type == quant::Type::F16, f.path(), ": tensor ", quote(name),
+              " has type ", quant::type_name(uint32_t(t->type)), "; it must be f32 or f16");
+    ORK_CHECK(t->dims == std::vector<uint64_t>{uint64_t(c.n_rot / 2)}, f.path(), ": tensor ", quote(name),
+              " has shape ", dims_str(t->dims), ", expected {", c.n_rot / 2,
+              "} (rope.dimension_count / 2 = ", c.n_rot, " / 2)");
+    const float* v = vec(name, uint64_t(c.n_rot / 2));
+    for (int64_t i = 0; i < c.n_rot / 2; ++i) {
+      ORK_CHECK(std::isfinite(v[i]) && v[i] > 0.0f, f.path(), ": tensor ", quote(name), " element ", i, " = ",
+                v[i], " must be finite and > 0");
+    }
+    return v;
+  };
+
   // One set of RoPE frequency factors for every layer, as llama.cpp binds it (LLM_TENSOR_ROPE_FREQS is
   // "rope_freqs", with no layer number). A per-layer variant is no known convention: refuse it
   // rather than ignore it.
@@ -63,19 +98,10 @@ std::unique_ptr<Weights> Weights::bind(const gguf::File& f, const Config& c) {
               " (per-layer RoPE frequency factors) is not supported; only one rope_freqs.weight "
               "shared by every layer is");
   }
-  if (const gguf::TensorInfo* t = f.find_tensor("rope_freqs.weight")) {
-    const std::string name = "rope_freqs.weight";
-    ORK_CHECK(t->type == quant::Type::F32 || t->type == quant::Type::F16, f.path(), ": tensor ", quote(name),
-              " has type ", quant::type_name(uint32_t(t->type)), "; it must be f32 or f16");
-    ORK_CHECK(t->dims == std::vector<uint64_t>{uint64_t(c.n_rot / 2)}, f.path(), ": tensor ", quote(name),
-              " has shape ", dims_str(t->dims), ", expected {", c.n_rot / 2,
-              "} (rope.dimension_count / 2 = ", c.n_rot, " / 2)");
-    w.rope_freqs = vec(name, uint64_t(c.n_rot / 2));
-    for (int64_t i = 0; i < c.n_rot / 2; ++i) {
-      const float v = w.rope_freqs[i];
-      ORK_CHECK(std::isfinite(v) && v > 0.0f, f.path(), ": tensor ", quote(name), " element ", i, " = ", v,
-                " must be finite and > 0");
-    }
+  w.rope_freqs = factors("rope_freqs.weight");
+  if (c.arch == Arch::kPhi3) {
+    w.rope_long = factors("rope_factors_long.weight");
+    w.rope_short = factors("rope_factors_short.weight");
   }
 
   w.token_embd = &need(f, "token_embd.weight", {embd, vocab});
@@ -89,9 +115,17 @@ std::unique_ptr<Weights> Weights::bind(const gguf::File& f, const Config& c) {
     const std::string p = "blk." + std::to_string(i) + ".";
     LayerWeights& l = w.layers[size_t(i)];
     l.attn_norm = vec(p + "attn_norm.weight", embd);
-    l.wq = linear(p + "attn_q.weight", embd, q);
-    l.wk = linear(p + "attn_k.weight", embd, kv);
-    l.wv = linear(p + "attn_v.weight", embd, kv);
+    if (const std::string qkv = p + "attn_qkv.weight"; f.find_tensor(qkv) != nullptr) {
+      // Fused rows: q_dim of q, then kv_dim of k, then kv_dim of v (llama.cpp's build_qkv views).
+      const gguf::TensorInfo& t = *linear(qkv, embd, q + 2 * kv).w;
+      l.wq = rows_of(t, 0, q, "q");
+      l.wk = rows_of(t, q, kv, "k");
+      l.wv = rows_of(t, q + kv, kv, "v");
+    } else {
+      l.wq = linear(p + "attn_q.weight", embd, q);
+      l.wk = linear(p + "attn_k.weight", embd, kv);
+      l.wv = linear(p + "attn_v.weight", embd, kv);
+    }
     l.wo = linear(p + "attn_output.weight", q, embd);
     if (c.qkv_bias) {
       l.wq.bias = vec(p + "attn_q.bias", q);
@@ -103,9 +137,20 @@ std::unique_ptr<Weights> Weights::bind(const gguf::File& f, const Config& c) {
       l.k_norm = vec(p + "attn_k_norm.weight", uint64_t(c.head_dim));
     }
     l.ffn_norm = vec(p + "ffn_norm.weight", embd);
-    l.gate = linear(p + "ffn_gate.weight", embd, ff);
-    l.up = linear(p + "ffn_up.weight", embd, ff);
+    if (c.arch == Arch::kPhi3) {
+      // ffn_up holds the gate's n_ff rows, then the up projection's (ggml_swiglu: silu(first half)).
+      const gguf::TensorInfo& t = *linear(p + "ffn_up.weight", embd, 2 * ff).w;
+      l.gate = rows_of(t, 0, ff, "gate");
+      l.up = rows_of(t, ff, ff, "up");
+    } else {
+      l.gate = linear(p + "ffn_gate.weight", embd, ff);
+      l.up = linear(p + "ffn_up.weight", embd, ff);
+    }
     l.down = linear(p + "ffn_down.weight", ff, embd);
+    if (c.post_norms) {
+      l.post_attn_norm = vec(p + "post_attention_norm.weight", embd);
+      l.post_ffn_norm = vec(p + "post_ffw_norm.weight", embd);
+    }
   }
   // The forward-pass order, fixed once the vector no longer moves.
   for (LayerWeights& l : w.layers) {

@@ -1,12 +1,17 @@
-// model::Weights — the tensors of a Llama-family model, bound by name and checked against Config.
+// model::Weights — the tensors of a decoder model, bound by name and checked against Config.
 //
 // Matmul weights stay in the GGUF mapping (no copies); the small 1-D tensors (norm weights, biases)
-// are decoded to f32 once and owned here. Ownership: pointers into the gguf::File, which must outlive
+// are decoded to f32 once and owned here. Fused tensors (phi3's attn_qkv.weight and its
+// ffn_up.weight of 2·n_ff rows) are split into row-range views — gguf::TensorInfo records owned here
+// that point into the mapping, named "<tensor>:q", ":k", ":v", ":gate", ":up" — so every backend and
+// the NPU planner see the same seven linears per layer as for llama. Ownership: pointers into the gguf::File, which must outlive
 // the Weights. Thread-safety: immutable after bind().
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -32,6 +37,8 @@ struct LayerWeights {
   const float* k_norm = nullptr;     // [head_dim] (qwen3) or null
   const float* ffn_norm = nullptr;   // [n_embd]
   Linear gate, up, down;             // gate, up: n_embd → n_ff; down: n_ff → n_embd
+  const float* post_attn_norm = nullptr;  // [n_embd] (gemma) or null
+  const float* post_ffn_norm = nullptr;   // [n_embd] (gemma) or null
 };
 
 class Weights {
@@ -48,6 +55,15 @@ class Weights {
   // RoPE frequency factors [n_rot/2] from rope_freqs.weight (Llama 3.1/3.2 "llama3" rope scaling),
   // shared by every layer; null when the file has none. Each is finite and > 0.
   const float* rope_freqs = nullptr;
+  // Phi-3 LongRoPE factors [n_rot/2] (rope_factors_long.weight / rope_factors_short.weight, shared by
+  // every layer), or null: llama.cpp takes the long ones when the context exceeds n_ctx_orig.
+  const float* rope_long = nullptr;
+  const float* rope_short = nullptr;
+  // The per-pair factors for a context of n_ctx tokens: rope_freqs, else long/short as above, else null.
+  const float* rope_factors(const Config& c, int64_t n_ctx) const {
+    if (rope_freqs != nullptr) return rope_freqs;
+    return n_ctx > c.n_ctx_orig ? rope_long : rope_short;
+  }
   std::vector<LayerWeights> layers;
 
   // Every linear weight in forward-pass order (layer by layer: q, k, v, o, gate, up, down; then
@@ -61,6 +77,8 @@ class Weights {
   Weights() = default;
   std::vector<std::unique_ptr<std::vector<float>>> small_;  // decoded 1-D tensors
   std::vector<const Linear*> linears_;
+  std::deque<std::string> view_names_;         // names of the row-range views (stable addresses)
+  std::deque<gguf::TensorInfo> views_;         // row ranges of fused tensors, into the mapping
 };
 
 }  // namespace ork::model

@@ -22,4 +22,18 @@ void attention(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos
                int64_t n_head_kv, int64_t head_dim, const float* k_cache, const float* v_cache,
                float* out);
 
+// What the architectures change in the scores (Gemma 2/3): defaults give attention() above.
+struct AttentionOptions {
+  float scale = 0.0f;    // s_j = dot(q, k_j) · scale; 0 → 1 / sqrtf(head_dim)
+  float softcap = 0.0f;  // > 0: s_j → softcap · tanhf(s_j / softcap) before the softmax (gemma2)
+  int64_t window = 0;    // > 0: only keys j with p − j < window (llama.cpp's LLAMA_SWA_TYPE_STANDARD)
+};
+
+// attention() with those options: for query position p the keys are j = max(0, p − window + 1) .. p
+// (all j <= p when window == 0). The same layouts, requirements and thread-safety; additionally
+// scale, softcap >= 0 and finite and window >= 0 (ork::Error otherwise).
+void attention(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos0, int64_t n_head,
+               int64_t n_head_kv, int64_t head_dim, const float* k_cache, const float* v_cache,
+               float* out, const AttentionOptions& options);
+
 }  // namespace ork::ops

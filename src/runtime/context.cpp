@@ -3,13 +3,13 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "runtime/context_size.h"
 
 namespace ork::runtime {
 namespace {
 
 int64_t resolve_ctx(const model::Config& c, int64_t n_ctx) {
-  ORK_CHECK(n_ctx >= 0 && n_ctx <= (int64_t(1) << 24), "context size ", n_ctx, " is out of range");
-  return n_ctx > 0 ? n_ctx : std::min<int64_t>(c.n_ctx_train, 4096);
+  return resolve_context(c, n_ctx, available_memory_bytes());
 }
 
 }  // namespace

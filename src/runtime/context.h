@@ -15,7 +15,8 @@ namespace ork::runtime {
 
 class Context {
  public:
-  // n_ctx: tokens the KV cache holds; 0 → the model's training context, capped at 4096.
+  // n_ctx: tokens the KV cache holds; 0 → the model's training context bounded by memory
+  // (runtime::resolve_context: ork::Error with the numbers when the KV cache does not fit).
   Context(Engine& engine, int64_t n_ctx);
 
   int64_t n_ctx() const { return cache_.n_ctx(); }

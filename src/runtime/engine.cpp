@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "npu/drm_kernel.h"
 #include "ops/qpanels.h"
+#include "runtime/context_size.h"
 #include "runtime/cpu_int8_matmul.h"
 #include "model/forward.h"
 #include "runtime/npu_matmul.h"
@@ -308,7 +309,7 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
   mp.device = device;
   const std::unique_ptr<model::Model> model = model::Model::load(options.model_path, {options.tokenizer_pre});
   const model::Config& c = model->config();
-  mp.n_ctx = n_ctx > 0 ? n_ctx : std::min<int64_t>(c.n_ctx_train, 4096);
+  mp.n_ctx = resolve_context(c, n_ctx, available_memory_bytes());
   mp.model_file_bytes = model->tensor_bytes();
   mp.kv_cache_bytes = uint64_t(2) * uint64_t(c.n_layer) * uint64_t(mp.n_ctx) * uint64_t(c.kv_dim()) * sizeof(float);
   {

@@ -33,27 +33,45 @@ Shapes expected_shapes(const ModelSpec& s) {
   const uint64_t e = uint64_t(s.n_embd), v = uint64_t(s.n_vocab), ff = uint64_t(s.n_ff);
   const uint64_t hd = s.head_dim ? uint64_t(s.head_dim) : e / uint64_t(s.n_head);
   const uint64_t q = uint64_t(s.n_head) * hd, kv = uint64_t(s.n_head_kv) * hd;
+  const bool gemma = s.arch == "gemma2" || s.arch == "gemma3", phi3 = s.arch == "phi3";
+  const uint64_t half_rot = (s.n_rot ? uint64_t(s.n_rot) : hd) / 2;
   Shapes m;
   m["token_embd.weight"] = {e, v};
+  if (!s.longrope.empty()) {  // llama.cpp's LLM_TENSOR_ROPE_FACTORS_LONG / _SHORT, no layer number
+    m["rope_factors_long.weight"] = {half_rot};
+    m["rope_factors_short.weight"] = {half_rot};
+  }
   m["output_norm.weight"] = {e};
   if (!s.tied_output) m["output.weight"] = {e, v};
   for (int i = 0; i < s.n_layer; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
     m[b + "attn_norm.weight"] = {e};
-    m[b + "attn_q.weight"] = {e, q};
-    m[b + "attn_k.weight"] = {e, kv};
-    m[b + "attn_v.weight"] = {e, kv};
+    if (phi3 && s.fused_qkv) {
+      m[b + "attn_qkv.weight"] = {e, q + 2 * kv};
+    } else {
+      m[b + "attn_q.weight"] = {e, q};
+      m[b + "attn_k.weight"] = {e, kv};
+      m[b + "attn_v.weight"] = {e, kv};
+    }
     m[b + "attn_output.weight"] = {q, e};
     m[b + "ffn_norm.weight"] = {e};
-    m[b + "ffn_gate.weight"] = {e, ff};
-    m[b + "ffn_up.weight"] = {e, ff};
+    if (phi3) {
+      m[b + "ffn_up.weight"] = {e, 2 * ff};  // gate rows, then up rows
+    } else {
+      m[b + "ffn_gate.weight"] = {e, ff};
+      m[b + "ffn_up.weight"] = {e, ff};
+    }
     m[b + "ffn_down.weight"] = {ff, e};
+    if (gemma) {
+      m[b + "post_attention_norm.weight"] = {e};
+      m[b + "post_ffw_norm.weight"] = {e};
+    }
     if (s.arch == "qwen2") {
       m[b + "attn_q.bias"] = {q};
       m[b + "attn_k.bias"] = {kv};
       m[b + "attn_v.bias"] = {kv};
     }
-    if (s.arch == "qwen3") {
+    if (s.arch == "qwen3" || s.arch == "gemma3") {
       m[b + "attn_q_norm.weight"] = {hd};
       m[b + "attn_k_norm.weight"] = {hd};
     }
@@ -90,11 +108,33 @@ void check_model(const ModelSpec& s, const File& f) {
   } else {
     EXPECT_EQ(f.find(a + ".attention.key_length"), nullptr);
   }
-  if (s.rope_scale_linear != 1.0f) {
+  if (s.yarn_factor > 0) {
+    EXPECT_EQ(f.get_string(a + ".rope.scaling.type"), "yarn");
+    EXPECT_FLOAT_EQ(float(f.get_float(a + ".rope.scaling.factor")), s.yarn_factor);
+    EXPECT_EQ(f.get_uint(a + ".rope.scaling.original_context_length"), uint64_t(s.yarn_orig_ctx));
+  } else if (s.rope_scale_linear != 1.0f) {
     EXPECT_EQ(f.get_string(a + ".rope.scaling.type"), "linear");
     EXPECT_FLOAT_EQ(float(f.get_float(a + ".rope.scaling.factor")), s.rope_scale_linear);
   } else {
     EXPECT_EQ(f.find(a + ".rope.scaling.type"), nullptr);
+  }
+  // Gemma / Phi-3 keys, written only when set (llama.cpp's defaults apply otherwise).
+  auto uint_or_absent = [&](const std::string& key, int v) {
+    if (v > 0) {
+      EXPECT_EQ(f.get_uint(key), uint64_t(v)) << key;
+    } else {
+      EXPECT_EQ(f.find(key), nullptr) << key;
+    }
+  };
+  uint_or_absent(a + ".attention.sliding_window", s.sliding_window);
+  uint_or_absent(a + ".attention.sliding_window_pattern", s.swa_pattern);
+  if (s.attn_softcap > 0) EXPECT_FLOAT_EQ(float(f.get_float(a + ".attn_logit_softcapping")), s.attn_softcap);
+  if (s.final_softcap > 0) EXPECT_FLOAT_EQ(float(f.get_float(a + ".final_logit_softcapping")), s.final_softcap);
+  if (!s.longrope.empty()) {
+    EXPECT_EQ(f.get_uint(a + ".rope.scaling.original_context_length"), uint64_t(s.longrope_orig_ctx));
+    const double scale = double(s.n_ctx) / s.longrope_orig_ctx;
+    EXPECT_NEAR(f.get_float(a + ".rope.scaling.attn_factor"),
+                std::sqrt(1.0 + std::log(scale) / std::log(double(s.longrope_orig_ctx))), 1e-6);
   }
   EXPECT_EQ(f.get_string("tokenizer.ggml.model"), s.tokenizer);
   const auto& tokens = f.find("tokenizer.ggml.tokens")->as_array("tokens", ValueType::STRING);
@@ -106,7 +146,7 @@ void check_model(const ModelSpec& s, const File& f) {
   EXPECT_TRUE(f.get_bool("tokenizer.ggml.add_bos_token"));
   if (s.tokenizer == "gpt2") {
     EXPECT_NE(f.find("tokenizer.ggml.merges"), nullptr);
-    EXPECT_EQ(f.get_string("tokenizer.ggml.pre"), a == "llama" ? "llama-bpe" : "qwen2");
+    EXPECT_EQ(f.get_string("tokenizer.ggml.pre"), a == "qwen2" || a == "qwen3" ? "qwen2" : "llama-bpe");
   } else {
     EXPECT_EQ(f.find("tokenizer.ggml.scores")->as_array("scores", ValueType::FLOAT32).size(),
               size_t(s.n_vocab));
@@ -162,6 +202,33 @@ TEST(GenModel, EveryArchTokenizerAndOption) {
       }
     }
   }
+}
+
+TEST(GenModel, GemmaPhi3AndYarnOptions) {
+  TempDir dir;
+  ModelSpec g = preset("tiny-gemma3");
+  g.tied_output = false;
+  g.final_softcap = 7.0f;
+  g.swa_pattern = 0;
+  ModelSpec p = preset("tiny-phi3");
+  p.fused_qkv = false;
+  p.n_rot = 8;
+  ModelSpec y = preset("tiny-qwen2");
+  y.yarn_factor = 4.0f;
+  y.yarn_orig_ctx = 64;
+  int i = 0;
+  for (const ModelSpec& s : {g, p, y}) {
+    SCOPED_TRACE(s.arch);
+    const std::string path = dir.file("m" + std::to_string(i++) + ".gguf");
+    write_model(s, path);
+    check_model(s, File::open(path));
+  }
+  ModelSpec bad = y;
+  bad.rope_scale_linear = 2.0f;  // two scalings at once
+  EXPECT_THROW(validate(bad), Error);
+  bad = preset("tiny-llama");
+  bad.longrope = "random";  // phi3 only
+  EXPECT_THROW(validate(bad), Error);
 }
 
 TEST(GenModel, DefaultPresetIsAFewMegabytesOfQ8) {

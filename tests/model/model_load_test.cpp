@@ -160,14 +160,55 @@ TEST_F(ModelLoad, PerLayerRopeFrequencyFactorsAreRefusedNotIgnored) {
                {"blk.1.rope_freqs.weight", "not supported"});
 }
 
-TEST_F(ModelLoad, YarnRopeScalingIsRefused) {
+// none, linear, yarn and longrope are read (forward_rope_scaling_test.cpp); any other type is refused.
+TEST_F(ModelLoad, UnknownRopeScalingIsRefused) {
   expect_error({{}, {},
                 [](gguf::Writer& w) {
-                  w.add_string("llama.rope.scaling.type", "yarn");
+                  w.add_string("llama.rope.scaling.type", "dynamic");
                   w.add_float32("llama.rope.scaling.factor", 4.0f);
-                  w.add_uint32("llama.rope.scaling.original_context_length", 8192);
                 }},
-               {"llama.rope.scaling.type", "'yarn'", "not supported"});
+               {"llama.rope.scaling.type", "'dynamic'", "not supported"});
+}
+
+// The gemma2 / phi3 specifics: each defect is one error naming the key or tensor.
+TEST_F(ModelLoad, GemmaAndPhi3DefectsNameTheField) {
+  auto expect_arch_error = [&](const char* preset, const Edit& e, std::initializer_list<const char*> needles) {
+    const std::string src = dir_.file(std::string(preset) + ".gguf");
+    gen::write_model(gen::preset(preset), src);
+    EXPECT_NO_THROW(Model::load(src));
+    const std::string bad = dir_.file("bad.gguf");
+    rewrite(src, bad, e);
+    try {
+      Model::load(bad);
+      ADD_FAILURE() << "no error for " << *needles.begin();
+    } catch (const Error& err) {
+      const std::string msg = err.what();
+      for (const char* n : needles) EXPECT_NE(msg.find(n), std::string::npos) << msg;
+    }
+  };
+  expect_arch_error("tiny-gemma2",
+                    {{"gemma2.attention.sliding_window_pattern"}, {},
+                     [](gguf::Writer& w) { w.add_int32_array("gemma2.attention.sliding_window_pattern", {1, 0, 1}); }},
+                    {"sliding_window_pattern", "array"});
+  expect_arch_error("tiny-gemma2",
+                    {{"gemma2.attn_logit_softcapping"}, {},
+                     [](gguf::Writer& w) { w.add_float32("gemma2.attn_logit_softcapping", -1.0f); }},
+                    {"attn_logit_softcapping", "> 0"});
+  expect_arch_error("tiny-gemma2", {{}, {"blk.1.post_ffw_norm.weight"}, nullptr}, {"blk.1.post_ffw_norm.weight"});
+  expect_arch_error("tiny-gemma3", {{}, {"blk.0.attn_q_norm.weight"}, nullptr}, {"blk.0.attn_q_norm.weight"});
+  expect_arch_error("tiny-phi3", {{}, {"blk.2.ffn_up.weight"}, nullptr}, {"blk.2.ffn_up.weight"});
+  expect_arch_error("tiny-phi3", {{}, {"blk.0.attn_qkv.weight"}, nullptr}, {"blk.0.attn_q.weight"});
+  expect_arch_error("tiny-phi3",
+                    {{"phi3.rope.scaling.attn_factor"}, {},
+                     [](gguf::Writer& w) { w.add_float32("phi3.rope.scaling.attn_factor", 0.0f); }},
+                    {"rope.scaling.attn_factor", "> 0"});
+  std::vector<float> bad_factors(8, -1.0f);
+  expect_arch_error("tiny-phi3",
+                    {{}, {"rope_factors_long.weight"},
+                     [&](gguf::Writer& w) {
+                       w.add_tensor("rope_factors_long.weight", quant::Type::F32, {8}, bad_factors.data(), 32);
+                     }},
+                    {"rope_factors_long.weight", "> 0"});
 }
 
 TEST_F(ModelLoad, TokenizerMissing) {

@@ -1,4 +1,5 @@
 #include "ops/rope.h"
+#include "ops/rope_ext.h"
 
 #include <gtest/gtest.h>
 
@@ -186,6 +187,59 @@ TEST(Rope, RejectsBadParameters) {
       EXPECT_NE(std::string(e.what()).find("freq_factors[2]"), std::string::npos) << e.what();
     }
   }
+}
+
+}  // namespace
+}  // namespace ork::ops
+
+// rope_ext: defaults bit-identical to rope; YaRN against ggml's formulas in double.
+namespace ork::ops {
+namespace {
+
+TEST(RopeExt, DefaultsAreBitIdenticalToRope) {
+  std::vector<float> a = testing::random_floats(4 * 32, 31, -2, 2), b = a;
+  rope(a.data(), 4, 32, 24, 17, 10000.0f, 0.5f, RopeMode::kNeox);
+  rope_ext(b.data(), 4, 32, 24, 17, 10000.0f, 0.5f, RopeMode::kNeox, nullptr, RopeExt{});
+  EXPECT_TRUE(testing::bit_equal(a, b));
+}
+
+TEST(RopeExt, YarnMatchesTheFormula) {
+  const int64_t hd = 64, n_rot = 64, orig = 4096;
+  const float base = 10000.0f, scale = 0.25f;
+  float dims[2];
+  rope_yarn_corr_dims(n_rot, orig, base, 32.0f, 1.0f, dims);
+  // corr(β) = 64·ln(4096/(2πβ))/(2·ln 10000): β=32 → 10.47 → 10; β=1 → 22.51 → 23.
+  EXPECT_EQ(dims[0], 10.0f);
+  EXPECT_EQ(dims[1], 23.0f);
+  RopeExt e;
+  e.ext_factor = 1.0f;
+  e.attn_factor = 1.0f;
+  e.n_ctx_orig = orig;
+  for (int64_t pos : {0, 1, 5000, 20000}) {
+    const std::vector<float> x = testing::random_floats(size_t(hd), uint32_t(pos + 1), -2, 2);
+    std::vector<float> y = x;
+    rope_ext(y.data(), 1, hd, n_rot, pos, base, scale, RopeMode::kNormal, nullptr, e);
+    const double m = 1.0 + 0.1 * std::log(1.0 / scale);
+    for (int64_t i = 0; i < n_rot / 2; ++i) {
+      const double extrap = double(pos) * std::pow(double(base), -2.0 * double(i) / double(n_rot));
+      const double ramp = 1.0 - std::min(1.0, std::max(0.0, (double(i) - 10.0) / 13.0));
+      const double theta = scale * extrap * (1.0 - ramp) + extrap * ramp;
+      const double a = x[size_t(2 * i)], b = x[size_t(2 * i + 1)];
+      const double tol = 2e-6 * (1.0 + std::fabs(theta));  // f32 angles grow with the position
+      EXPECT_NEAR(y[size_t(2 * i)], m * (a * std::cos(theta) - b * std::sin(theta)), tol) << pos << " " << i;
+      EXPECT_NEAR(y[size_t(2 * i + 1)], m * (a * std::sin(theta) + b * std::cos(theta)), tol) << pos << " " << i;
+    }
+  }
+}
+
+TEST(RopeExt, BadParametersAreErrors) {
+  std::vector<float> x(8);
+  RopeExt e;
+  e.ext_factor = 1.0f;  // no n_ctx_orig
+  EXPECT_THROW(rope_ext(x.data(), 1, 8, 8, 3, 10000.0f, 0.5f, RopeMode::kNormal, nullptr, e), Error);
+  e.n_ctx_orig = 16;
+  e.attn_factor = 0.0f;
+  EXPECT_THROW(rope_ext(x.data(), 1, 8, 8, 3, 10000.0f, 0.5f, RopeMode::kNormal, nullptr, e), Error);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include "gen_model/gen_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 
 #include "core/error.h"
 #include "core/quote.h"
@@ -60,6 +62,14 @@ std::vector<float> values(const ModelSpec& spec, const TensorSpec& t) {
   for (uint64_t d : t.dims) n *= d;
   std::vector<float> v(n);
   Rng rng(spec.seed * 0x9e3779b97f4a7c15ull ^ fnv1a(t.name));
+  if (t.name == "rope_factors_long.weight") {
+    for (float& x : v) x = std::exp2(2.0f + 2.0f * rng.uniform());  // [1, 16)
+    return v;
+  }
+  if (t.name == "rope_factors_short.weight") {
+    for (float& x : v) x = std::exp2(0.5f + 0.5f * rng.uniform());  // [1, 2)
+    return v;
+  }
   if (t.name == "rope_freqs.weight") {
     if (spec.rope_freqs == "llama3") {
       return llama3_rope_factors(head_dim_of(spec), spec.rope_freq_base, spec.llama3_factor,
@@ -94,7 +104,7 @@ std::vector<float> values(const ModelSpec& spec, const TensorSpec& t) {
 std::string default_pre(const ModelSpec& spec) {
   if (!spec.pre.empty()) return spec.pre;
   if (spec.tokenizer == "llama") return "default";
-  return spec.arch == "llama" ? "llama-bpe" : "qwen2";
+  return spec.arch == "qwen2" || spec.arch == "qwen3" ? "qwen2" : "llama-bpe";
 }
 
 // What a 2-D weight's row length is called, for messages.
@@ -107,7 +117,8 @@ std::string_view row_field(const std::string& name) {
 }  // namespace
 
 std::vector<std::string_view> preset_names() {
-  return {"default", "tiny-llama", "tiny-qwen2", "tiny-qwen3", "tiny-spm", "tiny-q4k"};
+  return {"default",  "tiny-llama",  "tiny-qwen2",  "tiny-qwen3", "tiny-spm",
+          "tiny-q4k", "tiny-gemma2", "tiny-gemma3", "tiny-phi3"};
 }
 
 ModelSpec preset(std::string_view name) {
@@ -137,6 +148,34 @@ ModelSpec preset(std::string_view name) {
     s.tied_output = true;
   } else if (name == "tiny-spm") {
     s.tokenizer = "llama";
+  } else if (name == "tiny-gemma2") {
+    // Gemma 2's shape in small: head_dim ≠ n_embd/n_head, alternating sliding-window layers.
+    s.arch = "gemma2";
+    s.n_layer = 3;
+    s.head_dim = 32;
+    s.rms_eps = 1e-6f;
+    s.tied_output = true;
+    s.sliding_window = 8;
+    s.attn_softcap = 50.0f;
+    s.final_softcap = 30.0f;
+  } else if (name == "tiny-gemma3") {
+    // Gemma 3: q/k norms, global layers at base 1e6 every 3rd layer, sliding ones at 10000.
+    s.arch = "gemma3";
+    s.n_layer = 3;
+    s.head_dim = 32;
+    s.rms_eps = 1e-6f;
+    s.tied_output = true;
+    s.rope_freq_base = 1000000.0f;
+    s.rope_freq_base_swa = 10000.0f;
+    s.sliding_window = 8;
+    s.swa_pattern = 3;
+  } else if (name == "tiny-phi3") {
+    // Phi-3.5-mini's shape in small: fused QKV and gate/up, LongRoPE factors.
+    s.arch = "phi3";
+    s.n_head_kv = 4;
+    s.n_layer = 3;
+    s.longrope = "random";
+    s.longrope_orig_ctx = 64;
   } else if (name == "tiny-q4k") {
     s.n_embd = 256;
     s.n_ff = 512;
@@ -180,6 +219,8 @@ std::vector<float> llama3_rope_factors(int head_dim, float freq_base, float fact
   return out;
 }
 
+int n_rot_of(const ModelSpec& spec) { return spec.n_rot != 0 ? spec.n_rot : head_dim_of(spec); }
+
 int head_dim_of(const ModelSpec& spec) {
   return spec.head_dim != 0 ? spec.head_dim : (spec.n_head > 0 ? spec.n_embd / spec.n_head : 0);
 }
@@ -189,29 +230,45 @@ std::vector<TensorSpec> tensor_specs(const ModelSpec& spec) {
   const uint64_t hd = uint64_t(head_dim_of(spec));
   const uint64_t q_dim = uint64_t(spec.n_head) * hd, kv_dim = uint64_t(spec.n_head_kv) * hd;
   const quant::Type wt = spec.weight_type, f32 = quant::Type::F32;
+  const uint64_t half_rot = uint64_t(n_rot_of(spec) / 2);
+  const bool gemma = spec.arch == "gemma2" || spec.arch == "gemma3", phi3 = spec.arch == "phi3";
   std::vector<TensorSpec> out;
-  if (!spec.rope_freqs.empty()) out.push_back({"rope_freqs.weight", {hd / 2}, f32});
+  if (!spec.rope_freqs.empty()) out.push_back({"rope_freqs.weight", {half_rot}, f32});
+  if (!spec.longrope.empty()) {
+    out.push_back({"rope_factors_long.weight", {half_rot}, f32});
+    out.push_back({"rope_factors_short.weight", {half_rot}, f32});
+  }
   out.push_back({"token_embd.weight", {embd, vocab}, wt});
   for (int i = 0; i < spec.n_layer; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
     out.push_back({b + "attn_norm.weight", {embd}, f32});
-    out.push_back({b + "attn_q.weight", {embd, q_dim}, wt});
-    out.push_back({b + "attn_k.weight", {embd, kv_dim}, wt});
-    out.push_back({b + "attn_v.weight", {embd, kv_dim}, wt});
+    if (phi3 && spec.fused_qkv) {
+      out.push_back({b + "attn_qkv.weight", {embd, q_dim + 2 * kv_dim}, wt});
+    } else {
+      out.push_back({b + "attn_q.weight", {embd, q_dim}, wt});
+      out.push_back({b + "attn_k.weight", {embd, kv_dim}, wt});
+      out.push_back({b + "attn_v.weight", {embd, kv_dim}, wt});
+    }
     if (spec.arch == "qwen2") {
       out.push_back({b + "attn_q.bias", {q_dim}, f32});
       out.push_back({b + "attn_k.bias", {kv_dim}, f32});
       out.push_back({b + "attn_v.bias", {kv_dim}, f32});
     }
-    if (spec.arch == "qwen3") {
+    if (spec.arch == "qwen3" || spec.arch == "gemma3") {
       out.push_back({b + "attn_q_norm.weight", {hd}, f32});
       out.push_back({b + "attn_k_norm.weight", {hd}, f32});
     }
     out.push_back({b + "attn_output.weight", {q_dim, embd}, wt});
+    if (gemma) out.push_back({b + "post_attention_norm.weight", {embd}, f32});
     out.push_back({b + "ffn_norm.weight", {embd}, f32});
-    out.push_back({b + "ffn_gate.weight", {embd, ff}, wt});
-    out.push_back({b + "ffn_up.weight", {embd, ff}, wt});
+    if (phi3) {
+      out.push_back({b + "ffn_up.weight", {embd, 2 * ff}, wt});
+    } else {
+      out.push_back({b + "ffn_gate.weight", {embd, ff}, wt});
+      out.push_back({b + "ffn_up.weight", {embd, ff}, wt});
+    }
     out.push_back({b + "ffn_down.weight", {ff, embd}, wt});
+    if (gemma) out.push_back({b + "post_ffw_norm.weight", {embd}, f32});
   }
   out.push_back({"output_norm.weight", {embd}, f32});
   if (!spec.tied_output) out.push_back({"output.weight", {embd, vocab}, wt});
@@ -219,8 +276,29 @@ std::vector<TensorSpec> tensor_specs(const ModelSpec& spec) {
 }
 
 void validate(const ModelSpec& spec) {
-  if (spec.arch != "llama" && spec.arch != "qwen2" && spec.arch != "qwen3") {
-    fail("gen_model: unknown arch ", quote(spec.arch), " (llama, qwen2, qwen3)");
+  const std::string_view archs[] = {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"};
+  if (std::find(std::begin(archs), std::end(archs), spec.arch) == std::end(archs)) {
+    fail("gen_model: unknown arch ", quote(spec.arch), " (llama, qwen2, qwen3, gemma2, gemma3, phi3)");
+  }
+  if (spec.arch == "gemma2" && !spec.tied_output) {
+    fail("gen_model: gemma2 must be tied (llama.cpp projects gemma2's logits through token_embd)");
+  }
+  if (spec.arch == "phi3" && spec.head_dim != 0 && spec.head_dim * spec.n_head != spec.n_embd) {
+    fail("gen_model: phi3 needs head_dim * n_head == n_embd (llama.cpp's phi3 q projection is n_embd wide)");
+  }
+  if (!spec.longrope.empty() && (spec.longrope != "random" || spec.arch != "phi3")) {
+    fail("gen_model: longrope ", quote(spec.longrope), " is only \"random\", on phi3");
+  }
+  if (spec.yarn_factor != 0 && (!(spec.yarn_factor >= 1) || !std::isfinite(spec.yarn_factor) ||
+                                 spec.yarn_orig_ctx < 1 || spec.rope_scale_linear != 1.0f || !spec.longrope.empty())) {
+    fail("gen_model: yarn needs yarn_factor >= 1, yarn_orig_ctx >= 1 and no linear or LongRoPE scaling besides");
+  }
+  if (!spec.longrope.empty() && (spec.longrope_orig_ctx < 2 || spec.longrope_orig_ctx > spec.n_ctx)) {
+    fail("gen_model: longrope_orig_ctx ", spec.longrope_orig_ctx, " must be in [2, n_ctx = ", spec.n_ctx, "]");
+  }
+  if (spec.sliding_window < 0 || spec.swa_pattern < 0 || !(spec.rope_freq_base_swa >= 0) ||
+      !(spec.attn_softcap >= 0) || !(spec.final_softcap >= 0) || spec.n_rot < 0) {
+    fail("gen_model: sliding_window, swa_pattern, rope_freq_base_swa, softcaps and n_rot must not be negative");
   }
   if (spec.tokenizer != "gpt2" && spec.tokenizer != "llama") {
     fail("gen_model: unknown tokenizer ", quote(spec.tokenizer), " (gpt2, llama)");
@@ -241,6 +319,9 @@ void validate(const ModelSpec& spec) {
   }
   const int hd = head_dim_of(spec);
   if (hd % 2 != 0) fail("gen_model: head_dim ", hd, " must be even (RoPE rotates pairs)");
+  if (n_rot_of(spec) % 2 != 0 || n_rot_of(spec) > hd) {
+    fail("gen_model: n_rot ", n_rot_of(spec), " must be even and at most head_dim ", hd);
+  }
   const int min_vocab = spec.tokenizer == "gpt2" ? kMinVocabGpt2 : kMinVocabLlama;
   if (spec.n_vocab < min_vocab) {
     fail("gen_model: n_vocab ", spec.n_vocab, " is below the ", spec.tokenizer, " tokenizer's minimum ",
@@ -284,7 +365,9 @@ void write_model(const ModelSpec& spec, const std::string& path) {
 
   gguf::Writer w;
   w.add_string("general.architecture", a);
-  w.add_string("general.name", "ork generated " + a);
+  // llama.cpp sets Phi-3 token attributes when general.name contains "phi3" and then needs "</s>",
+  // "<unk>", "<s>" and "<|endoftext|>" in the vocabulary, which the generated ones do not all have.
+  w.add_string("general.name", a == "phi3" ? std::string("ork generated tiny model") : "ork generated " + a);
   w.add_uint32("general.alignment", 32);
   w.add_uint32(a + ".vocab_size", uint32_t(spec.n_vocab));
   w.add_uint32(a + ".context_length", uint32_t(spec.n_ctx));
@@ -298,9 +381,24 @@ void write_model(const ModelSpec& spec, const std::string& path) {
     w.add_uint32(a + ".attention.key_length", uint32_t(hd));
     w.add_uint32(a + ".attention.value_length", uint32_t(hd));
   }
-  w.add_uint32(a + ".rope.dimension_count", uint32_t(hd));
+  w.add_uint32(a + ".rope.dimension_count", uint32_t(n_rot_of(spec)));
+  if (spec.sliding_window > 0) w.add_uint32(a + ".attention.sliding_window", uint32_t(spec.sliding_window));
+  if (spec.swa_pattern > 0) w.add_uint32(a + ".attention.sliding_window_pattern", uint32_t(spec.swa_pattern));
+  if (spec.rope_freq_base_swa > 0) w.add_float32(a + ".rope.freq_base_swa", spec.rope_freq_base_swa);
+  if (spec.attn_softcap > 0) w.add_float32(a + ".attn_logit_softcapping", spec.attn_softcap);
+  if (spec.final_softcap > 0) w.add_float32(a + ".final_logit_softcapping", spec.final_softcap);
+  if (!spec.longrope.empty()) {
+    const double orig = spec.longrope_orig_ctx, scale = double(spec.n_ctx) / orig;
+    w.add_uint32(a + ".rope.scaling.original_context_length", uint32_t(spec.longrope_orig_ctx));
+    w.add_float32(a + ".rope.scaling.attn_factor",
+                  float(scale > 1.0 ? std::sqrt(1.0 + std::log(scale) / std::log(orig)) : 1.0));
+  }
   w.add_float32(a + ".rope.freq_base", spec.rope_freq_base);
-  if (spec.rope_scale_linear != 1.0f) {
+  if (spec.yarn_factor > 0) {
+    w.add_string(a + ".rope.scaling.type", "yarn");
+    w.add_float32(a + ".rope.scaling.factor", spec.yarn_factor);
+    w.add_uint32(a + ".rope.scaling.original_context_length", uint32_t(spec.yarn_orig_ctx));
+  } else if (spec.rope_scale_linear != 1.0f) {
     w.add_string(a + ".rope.scaling.type", "linear");
     w.add_float32(a + ".rope.scaling.factor", spec.rope_scale_linear);
   }

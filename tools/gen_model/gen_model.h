@@ -16,7 +16,10 @@
 namespace ork::gen {
 
 struct ModelSpec {
-  std::string arch = "llama";  // "llama" | "qwen2" (q/k/v biases) | "qwen3" (q/k norms)
+  // "llama" | "qwen2" (q/k/v biases) | "qwen3" (q/k norms) | "gemma2" | "gemma3" | "phi3"
+  // (gemma: post-attention/post-FFN norms, GeGLU; gemma3 also q/k norms; gemma2 is always tied;
+  // phi3: fused attn_qkv.weight when fused_qkv, ffn_up.weight of 2·n_ff rows, no ffn_gate)
+  std::string arch = "llama";
   int n_vocab = 512;
   int n_embd = 64;
   int n_layer = 2;
@@ -27,6 +30,10 @@ struct ModelSpec {
   int head_dim = 0;  // 0 → n_embd / n_head; otherwise written as <arch>.attention.key_length/value_length
   float rope_freq_base = 10000.0f;
   float rope_scale_linear = 1.0f;  // != 1 → rope.scaling.type = "linear", rope.scaling.factor
+  // > 0 → rope.scaling.type = "yarn", rope.scaling.factor = yarn_factor and
+  // rope.scaling.original_context_length = yarn_orig_ctx (as convert_hf_to_gguf.py writes YaRN).
+  float yarn_factor = 0.0f;
+  int yarn_orig_ctx = 0;
   // RoPE frequency factors, written as the tensor rope_freqs.weight (f32, {head_dim/2}; pair i's angle
   // is divided by factor i, in every layer): "" → none; "llama3" → Llama 3.1's factors from the
   // llama3_* fields and rope_freq_base (llama3_rope_factors); "random" → log-uniform in [1/8, 8]
@@ -37,6 +44,22 @@ struct ModelSpec {
   float llama3_high_freq_factor = 4.0f;  // rope_scaling.high_freq_factor (> low_freq_factor)
   int llama3_original_ctx = 8192;        // rope_scaling.original_max_position_embeddings
   float rms_eps = 1e-5f;
+  int n_rot = 0;                // 0 → head_dim; else rope.dimension_count (partial rotary)
+  // gemma: <arch>.attention.sliding_window (0 → not written; gemma2 then means llama.cpp's 4096),
+  // .attention.sliding_window_pattern (0 → not written: 2 for gemma2, 6 for gemma3) and
+  // .rope.freq_base_swa (0 → not written).
+  int sliding_window = 0;
+  int swa_pattern = 0;
+  float rope_freq_base_swa = 0.0f;
+  float attn_softcap = 0.0f;    // gemma2: attn_logit_softcapping (0 → not written: 50)
+  float final_softcap = 0.0f;   // gemma2/3: final_logit_softcapping (0 → not written: 30 / none)
+  bool fused_qkv = true;        // phi3: attn_qkv.weight (false: attn_q/k/v.weight)
+  // phi3 LongRoPE: "" → none; "random" → rope_factors_long.weight / rope_factors_short.weight
+  // (f32, {n_rot/2}; long log-uniform in [1, 16), short in [1, 2)), with
+  // rope.scaling.original_context_length = longrope_orig_ctx and rope.scaling.attn_factor =
+  // sqrt(1 + ln(n_ctx/orig)/ln(orig)) as convert_hf_to_gguf.py writes it.
+  std::string longrope = "";
+  int longrope_orig_ctx = 64;
   bool tied_output = false;        // true → no output.weight (the head reuses token_embd)
   quant::Type weight_type = quant::Type::F32;  // every 2-D weight; norms and biases stay F32
   std::string tokenizer = "gpt2";  // "gpt2" (byte-level BPE) | "llama" (SentencePiece style)
@@ -53,7 +76,8 @@ std::vector<std::string_view> preset_names();
 
 // A named spec: "default" (≈1.4 MB: n_vocab 1024, n_embd 128, 4 layers, gpt2 tokenizer, q8_0),
 // "tiny-llama", "tiny-qwen2", "tiny-qwen3", "tiny-spm" (llama tokenizer), "tiny-q4k" (q4_K weights,
-// n_embd 256). Throws ork::Error listing the names when `name` is unknown.
+// n_embd 256), "tiny-gemma2", "tiny-gemma3", "tiny-phi3" (3 layers, windows of 8 keys on gemma's
+// sliding-window layers; phi3 with LongRoPE factors). Throws ork::Error listing the names when `name` is unknown.
 ModelSpec preset(std::string_view name);
 
 // Llama 3.1's ("llama3" rope scaling) frequency factors for the head_dim/2 rotated pairs, as
@@ -68,6 +92,8 @@ std::vector<float> llama3_rope_factors(int head_dim, float freq_base, float fact
 
 // Effective head dimension of a spec (head_dim, or n_embd / n_head when 0).
 int head_dim_of(const ModelSpec& spec);
+// Rotated dimensions per head (n_rot, or head_dim when 0).
+int n_rot_of(const ModelSpec& spec);
 
 // Throws ork::Error naming the field when the spec is inconsistent (unknown arch/tokenizer, counts
 // not positive, n_head not a multiple of n_head_kv, rows not whole blocks of weight_type, ...).

@@ -18,16 +18,20 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ork-gen-model [--preset NAME] [--arch llama|qwen2|qwen3] [--type f32|f16|q8_0|...]\n"
+    "usage: ork-gen-model [--preset NAME] [--arch llama|qwen2|qwen3|gemma2|gemma3|phi3] [--type f32|f16|q8_0|...]\n"
     "                     [--vocab N] [--embd N] [--layers N] [--heads N] [--kv-heads N] [--ff N]\n"
-    "                     [--ctx N] [--head-dim N] [--tokenizer gpt2|llama] [--pre NAME] [--tied]\n"
-    "                     [--rope-freqs none|llama3|random] [--seed S] -o PATH\n"
+    "                     [--ctx N] [--head-dim N] [--tokenizer gpt2|llama] [--pre NAME] [--tied|--untied]\n"
+    "                     [--rope-freqs none|llama3|random] [--seed S] [--rot N] [--window N]\n"
+    "                     [--swa-pattern N] [--longrope-orig N] [--yarn-factor F --yarn-orig N] -o PATH\n"
+    "--window / --swa-pattern: gemma's sliding window and its period; --longrope-orig: phi3's\n"
+    "LongRoPE factors with that original context; --rot: rotated dims per head.\n"
     "--rope-freqs writes rope_freqs.weight: llama3 = Llama 3.1's factors (factor 8, low 1, high 4,\n"
     "original context 8192), random = seeded factors in [1/8, 8].\n"
+    "Presets: default, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-spm, tiny-q4k, tiny-gemma2, tiny-gemma3,\n"
+    "tiny-phi3. Flags override the preset (default: \"default\").\n"
     "   or: ork-gen-model --outliers-of IN.gguf --outlier-scale S -o PATH\n"
     "writes IN with 4 outlier channels: their RMSNorm weights times S, the matching input columns of\n"
-    "the linears each norm feeds divided by S (the same float function; gen_model/outlier_variant.h).\n"
-    "Flags override the preset (default: \"default\").\n";
+    "the linears each norm feeds divided by S (the same float function; gen_model/outlier_variant.h).\n";
 
 struct Usage {
   std::string message;
@@ -74,15 +78,16 @@ int run(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     }
-    if (a == "--tied") {
-      spec.tied_output = true;
+    if (a == "--tied" || a == "--untied") {
+      spec.tied_output = a == "--tied";
       continue;
     }
     if (a.empty() || a[0] != '-') throw Usage{"unexpected argument '" + a + "'"};
     static const char* const kValueFlags[] = {
         "--preset", "-o",      "--output",   "--arch",    "--type",     "--vocab",
         "--embd",   "--layers", "--heads",   "--kv-heads", "--ff",      "--ctx",
-        "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs", "--outliers-of", "--outlier-scale"};
+        "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs", "--rot", "--window",
+        "--swa-pattern", "--longrope-orig", "--yarn-factor", "--yarn-orig", "--outliers-of", "--outlier-scale"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || a == f;
     if (!known) throw Usage{"unknown flag '" + a + "' (see --help)"};
@@ -123,6 +128,23 @@ int run(int argc, char** argv) {
       spec.tokenizer = v;
     } else if (a == "--pre") {
       spec.pre = v;
+    } else if (a == "--rot") {
+      spec.n_rot = count(1 << 12);
+    } else if (a == "--window") {
+      spec.sliding_window = count(1 << 24);
+    } else if (a == "--swa-pattern") {
+      spec.swa_pattern = count(4096);
+    } else if (a == "--longrope-orig") {
+      spec.longrope = "random";
+      spec.longrope_orig_ctx = count(1 << 24);
+    } else if (a == "--yarn-factor") {
+      try {
+        spec.yarn_factor = float(std::stod(v));
+      } catch (const std::exception&) {
+        throw Usage{"--yarn-factor: '" + v + "' is not a number"};
+      }
+    } else if (a == "--yarn-orig") {
+      spec.yarn_orig_ctx = count(1 << 24);
     } else if (a == "--rope-freqs") {
       spec.rope_freqs = v == "none" ? "" : v;  // validate() names an unknown value
     } else if (a == "--outliers-of") {

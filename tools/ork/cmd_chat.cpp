@@ -31,7 +31,7 @@ const std::vector<OptionSpec> kChatOptions = {
                                 "gemma, phi3, deepseek3, ork-fortunes)"},
     {{"-n", "--n-predict"}, true, "most tokens per reply (default -1: until the end of the turn)"},
     {{"-t", "--threads"}, true, "threads (default: all cores)"},
-    {{"-c", "--ctx"}, true, "context size in tokens (default: the model's, at most 4096)"},
+    {{"-c", "--ctx"}, true, "context size in tokens (default: the model's trained length, bounded by half the available memory)"},
     {{"--device"}, true, "cpu | npu | sim | auto (default: npu when present, else cpu)"},
     {{"--cpu-int8"}, false, "cpu: run matmuls as int8 w8a8, the NPU path's arithmetic"},
     {{"--exact"}, false, "cpu: decode weights to f32 (the reference path)"},

@@ -20,7 +20,7 @@ namespace {
 
 const std::vector<OptionSpec> kMemOptions = {
     {{"-m", "--model"}, true, "GGUF model file (default: the embedded default model)"},
-    {{"-c", "--ctx"}, true, "context size in tokens (default: the model's, at most 4096)"},
+    {{"-c", "--ctx"}, true, "context size in tokens (default: the model's trained length, bounded by half the available memory)"},
     {{"--device"}, true, "cpu | npu | sim | auto (default: npu when present, else cpu)"},
     {{"--residency"}, true, "npu/sim weights: auto | resident | stream (default auto)"},
     {{"--wcache-budget-mb"}, true, "streaming budget of device weights in MiB (ORK_WCACHE_BUDGET_MB, 3072)"},

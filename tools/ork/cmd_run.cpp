@@ -34,7 +34,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {{"-s", "--seed"}, true, "sampling seed (default: random)"},
     {{"-t", "--threads"}, true, "threads (default: all cores)"},
     {{"--pin"}, false, "pin threads to CPUs, fastest cores first (the Cortex-A76 cores of an RK3588)"},
-    {{"-c", "--ctx"}, true, "context size in tokens (default: the model's, at most 4096)"},
+    {{"-c", "--ctx"}, true, "context size in tokens (default: the model's trained length, bounded by half the available memory)"},
     {{"--device"}, true, "cpu | npu | sim | auto (default: npu when present, else cpu)"},
     {{"--cpu-int8"}, false, "cpu: run matmuls as int8 w8a8, the NPU path's arithmetic"},
     {{"--exact"}, false, "cpu: decode weights to f32 (the reference path) instead of the 8-bit kernels"},

@@ -26,7 +26,7 @@ const std::vector<OptionSpec> kServeOptions = {
     {{"--host"}, true, "address to listen on (default 127.0.0.1: this machine only)"},
     {{"--port"}, true, "TCP port (default 8080; 0: any free port, printed at start)"},
     {{"--parallel"}, true, "requests generated at the same time, one slot each (default 1)"},
-    {{"-c", "--ctx"}, true, "context size of each slot in tokens (default: the model's, at most 4096)"},
+    {{"-c", "--ctx"}, true, "context size of each slot in tokens (default: the model's trained length, bounded by half the available memory)"},
     {{"--api-key"}, true, "require 'Authorization: Bearer KEY' (not for /health)"},
     {{"--alias"}, true, "model name in the API (default: the file name without .gguf)"},
     {{"--chat-template"}, true, "chat template family instead of the model's"},
