@@ -88,6 +88,11 @@ std::vector<float> values(const ModelSpec& spec, const TensorSpec& t) {
       return v;
   }
   for (float& x : v) x = std_dev * sqrt3 * rng.uniform();
+  if (spec.noise_std > 0) {
+    Rng noise((spec.noise_seed + 0x632be59bd9b4e019ull) * 0x9e3779b97f4a7c15ull ^ fnv1a(t.name));
+    const float a = spec.noise_std * std_dev * sqrt3;
+    for (float& x : v) x += a * noise.uniform();
+  }
   return v;
 }
 
@@ -255,6 +260,9 @@ void validate(const ModelSpec& spec) {
   if (spec.rope_freqs == "llama3") {  // throws naming the parameters when they are not usable
     (void)llama3_rope_factors(hd, spec.rope_freq_base, spec.llama3_factor, spec.llama3_low_freq_factor,
                               spec.llama3_high_freq_factor, spec.llama3_original_ctx);
+  }
+  if (!(spec.noise_std >= 0) || !std::isfinite(spec.noise_std)) {
+    fail("gen_model: noise_std must be finite and not negative (got ", spec.noise_std, ")");
   }
   if (!(spec.weight_std >= 0) || !std::isfinite(spec.weight_std)) {
     fail("gen_model: weight_std must be finite and not negative (got ", spec.weight_std, ")");

@@ -46,6 +46,11 @@ struct ModelSpec {
   // output.weight 2/sqrt(n_embd) (logits of std ≈ 2 after the final RMSNorm, not flat).
   // > 0 → this standard deviation for every 2-D weight.
   float weight_std = 0.0f;
+  // Perturbation, for draft models of speculative decoding: > 0 → every 2-D weight (embedding,
+  // matmuls, output) gets independent uniform noise of noise_std × its own standard deviation, drawn
+  // from noise_seed (and the tensor's name). The same seed and noise_std = 0 give the same model.
+  float noise_std = 0.0f;
+  uint64_t noise_seed = 1;
 };
 
 // The names preset() accepts.

@@ -1,5 +1,7 @@
 // ork-gen-model: writes a deterministic random-weight GGUF model (see gen_model.h).
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -17,7 +19,10 @@ constexpr const char* kUsage =
     "usage: ork-gen-model [--preset NAME] [--arch llama|qwen2|qwen3] [--type f32|f16|q8_0|...]\n"
     "                     [--vocab N] [--embd N] [--layers N] [--heads N] [--kv-heads N] [--ff N]\n"
     "                     [--ctx N] [--head-dim N] [--tokenizer gpt2|llama] [--pre NAME] [--tied]\n"
-    "                     [--rope-freqs none|llama3|random] [--seed S] -o PATH\n"
+    "                     [--rope-freqs none|llama3|random] [--seed S] [--noise F] [--noise-seed S]\n"
+    "                     -o PATH\n"
+    "--noise F adds uniform noise of F x each 2-D weight's standard deviation, drawn from --noise-seed\n"
+    "(default 1): the same model perturbed, e.g. a draft for speculative decoding.\n"
     "--rope-freqs writes rope_freqs.weight: llama3 = Llama 3.1's factors (factor 8, low 1, high 4,\n"
     "original context 8192), random = seeded factors in [1/8, 8].\n"
     "Flags override the preset (default: \"default\").\n";
@@ -74,7 +79,7 @@ int run(int argc, char** argv) {
     static const char* const kValueFlags[] = {
         "--preset", "-o",      "--output",   "--arch",    "--type",     "--vocab",
         "--embd",   "--layers", "--heads",   "--kv-heads", "--ff",      "--ctx",
-        "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs"};
+        "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs", "--noise", "--noise-seed"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || a == f;
     if (!known) throw Usage{"unknown flag '" + a + "' (see --help)"};
@@ -117,6 +122,19 @@ int run(int argc, char** argv) {
       spec.pre = v;
     } else if (a == "--rope-freqs") {
       spec.rope_freqs = v == "none" ? "" : v;  // validate() names an unknown value
+    } else if (a == "--noise") {
+      char* end = nullptr;
+      const float f = std::strtof(v.c_str(), &end);
+      if (end == v.c_str() || *end != '\0' || !(f >= 0.0f) || !std::isfinite(f)) {
+        throw Usage{"--noise: '" + v + "' is not a finite number >= 0"};
+      }
+      spec.noise_std = f;
+    } else if (a == "--noise-seed") {
+      try {
+        spec.noise_seed = uint64_t(ork::parse_int(v, "--noise-seed", 0, INT64_MAX));
+      } catch (const ork::Error& e) {
+        throw Usage{e.what()};
+      }
     } else if (a == "--seed") {
       try {
         spec.seed = uint64_t(ork::parse_int(v, "--seed", 0, INT64_MAX));
