@@ -23,6 +23,7 @@ constexpr const char* kUsage =
     "                     -o PATH\n"
     "--noise F adds uniform noise of F x each 2-D weight's standard deviation, drawn from --noise-seed\n"
     "(default 1): the same model perturbed, e.g. a draft for speculative decoding.\n"
+    "--layer-scale S --scale-layers-from L multiplies attn_output and ffn_down of layers >= L by S.\n"
     "--rope-freqs writes rope_freqs.weight: llama3 = Llama 3.1's factors (factor 8, low 1, high 4,\n"
     "original context 8192), random = seeded factors in [1/8, 8].\n"
     "Flags override the preset (default: \"default\").\n";
@@ -79,7 +80,8 @@ int run(int argc, char** argv) {
     static const char* const kValueFlags[] = {
         "--preset", "-o",      "--output",   "--arch",    "--type",     "--vocab",
         "--embd",   "--layers", "--heads",   "--kv-heads", "--ff",      "--ctx",
-        "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs", "--noise", "--noise-seed"};
+        "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs", "--noise", "--noise-seed",
+        "--layer-scale", "--scale-layers-from"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || a == f;
     if (!known) throw Usage{"unknown flag '" + a + "' (see --help)"};
@@ -129,6 +131,15 @@ int run(int argc, char** argv) {
         throw Usage{"--noise: '" + v + "' is not a finite number >= 0"};
       }
       spec.noise_std = f;
+    } else if (a == "--layer-scale") {
+      char* end = nullptr;
+      const float f = std::strtof(v.c_str(), &end);
+      if (end == v.c_str() || *end != '\0' || !std::isfinite(f)) {
+        throw Usage{"--layer-scale: '" + v + "' is not a finite number"};
+      }
+      spec.layer_scale = f;
+    } else if (a == "--scale-layers-from") {
+      spec.scale_layers_from = count(1024);
     } else if (a == "--noise-seed") {
       try {
         spec.noise_seed = uint64_t(ork::parse_int(v, "--noise-seed", 0, INT64_MAX));
