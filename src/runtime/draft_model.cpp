@@ -49,7 +49,12 @@ void check_draft_vocab(const model::Model& target, const model::Model& draft) {
 }
 
 DraftModel::DraftModel(Engine& draft, int64_t n_ctx, const SamplerParams& params, float p_min)
-    : ctx_(draft, n_ctx), sampler_(draft_params(params)), p_min_(p_min) {
+    : owned_(std::make_unique<Context>(draft, n_ctx)), ctx_(*owned_), sampler_(draft_params(params)), p_min_(p_min) {
+  ORK_CHECK(p_min >= 0.0f && p_min <= 1.0f, "--draft-p-min ", p_min, " is outside [0, 1]");
+}
+
+DraftModel::DraftModel(Context& draft_ctx, const SamplerParams& params, float p_min)
+    : ctx_(draft_ctx), sampler_(draft_params(params)), p_min_(p_min) {
   ORK_CHECK(p_min >= 0.0f && p_min <= 1.0f, "--draft-p-min ", p_min, " is outside [0, 1]");
 }
 

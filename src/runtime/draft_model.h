@@ -25,6 +25,9 @@ class DraftModel final : public DraftSource {
   // at a token whose draft probability (softmax of the draft's logits, before sampling filters, when
   // greedy; the sampled distribution's top probability otherwise) is below p_min.
   DraftModel(Engine& draft, int64_t n_ctx, const SamplerParams& params, float p_min);
+  // The same on a caller's context of the draft model (borrowed: must outlive this; one user at a
+  // time). Its sequence is replaced: the first propose() truncates it to what matches.
+  DraftModel(Context& draft_ctx, const SamplerParams& params, float p_min);
 
   // The draft's cache first drops whatever differs from `seq`, then evaluates the rest of `seq` in
   // one batch and drafts up to max_k tokens one at a time.
@@ -34,7 +37,8 @@ class DraftModel final : public DraftSource {
   Context& context() { return ctx_; }
 
  private:
-  Context ctx_;
+  std::unique_ptr<Context> owned_;  // null when the context is the caller's
+  Context& ctx_;
   Sampler sampler_;
   float p_min_;
   std::vector<int32_t> evaluated_;  // the tokens in ctx_'s cache, in order (size == ctx_.n_past())
