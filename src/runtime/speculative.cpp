@@ -124,14 +124,15 @@ SpeculativeResult generate_speculative(Context& target, DraftSource& draft, Samp
     const std::vector<float>& rows = target.eval_all(batch);
     ++st.target_passes;
     if (k > 0) ++st.rounds_with_draft;
-    st.drafted += k;
 
-    int64_t kept = 0;
+    // Drafts judged (not those after a stop: an end token, n_predict, on_token) and kept.
+    int64_t judged = 0, kept = 0;
     for (int64_t j = 0; j <= k && !stop; ++j) {
       const float* row = rows.data() + size_t(j) * size_t(n_vocab);
       int32_t id;
       bool accepted = false;
       if (j < k) {
+        ++judged;
         sampler.distribution(row, n_vocab, p);
         const Verdict v = verify_token(p, d.q.empty() ? std::vector<TokenProb>{} : d.q[size_t(j)],
                                        d.tokens[size_t(j)], sampler, scratch);
@@ -144,6 +145,7 @@ SpeculativeResult generate_speculative(Context& target, DraftSource& draft, Samp
       stop = !emit(id);
       if (!accepted) break;
     }
+    st.drafted += judged;
     st.accepted += kept;
     // Keep seq's previous last token and the kept drafts; the token emitted last is evaluated next.
     target.truncate(n_past0 + 1 + kept);

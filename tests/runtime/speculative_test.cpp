@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 #include "core/error.h"
 #include "gen_model/gen_model.h"
@@ -212,15 +214,31 @@ TEST_F(Speculative, DraftPMinAndDraftMinLimitTheDrafts) {
   EXPECT_EQ(r.stats.drafted, 0);
   EXPECT_EQ(r.stats.target_passes, 29);
 
-  PromptLookup pl(1);
-  Context ctx(target, 128);
-  Sampler s(greedy());
-  SpeculativeOptions so;
-  so.draft_max = 4;
-  so.draft_min = 4;  // lookups shorter than 4 are dropped
-  const SpeculativeResult m = generate_speculative(ctx, pl, s, prompt_, 30, so, [](int32_t) { return true; });
-  EXPECT_EQ(m.gen.tokens, want);
-  EXPECT_EQ(m.stats.drafted % 4, 0);
+  // A source that always proposes two tokens: dropped under draft_min 3, verified under draft_min 2.
+  struct Two final : DraftSource {
+    void propose(const std::vector<int32_t>& seq, int64_t max_k, Draft& out) override {
+      out.clear();
+      out.tokens.assign(size_t(std::min<int64_t>(2, max_k)), seq.back());
+    }
+    const char* name() const override { return "two"; }
+  };
+  for (int64_t min : {2, 3}) {
+    Two two;
+    Context ctx(target, 128);
+    Sampler s(greedy());
+    SpeculativeOptions so;
+    so.draft_max = 4;
+    so.draft_min = min;
+    const SpeculativeResult m = generate_speculative(ctx, two, s, prompt_, 30, so, [](int32_t) { return true; });
+    EXPECT_EQ(m.gen.tokens, want) << "draft_min " << min;
+    if (min == 3) {
+      EXPECT_EQ(m.stats.drafted, 0);
+      EXPECT_EQ(m.stats.target_passes, 29);
+    } else {
+      EXPECT_GT(m.stats.rounds_with_draft, 0);
+      EXPECT_GT(m.stats.drafted, 0);
+    }
+  }
 }
 
 TEST_F(Speculative, BadOptionsAndAMismatchedVocabularyAreRefused) {
@@ -245,6 +263,51 @@ TEST_F(Speculative, BadOptionsAndAMismatchedVocabularyAreRefused) {
   EXPECT_THROW(generate_speculative(ctx, dm, s, prompt_, 5, so, [](int32_t) { return true; }), Error);
   EXPECT_THROW(DraftModel(near, 128, greedy(), 1.5f), Error);
   EXPECT_THROW(PromptLookup(0), Error);
+}
+
+}  // namespace
+}  // namespace ork::runtime
+
+namespace ork::runtime {
+namespace {
+
+// The verify pass's premise: the logits of a token evaluated in a batch equal those of the same
+// token evaluated alone. Bit-identical on the simulator and the CPU int8 path (per-row activation
+// quantization, integer sums); on the fast CPU path they may differ in the last bits (the batched
+// kernels sum in another order), which can flip a greedy argmax only at a near-tie.
+TEST(SpeculativeBatch, BatchedLogitsEqualOneTokenLogits) {
+  testing::TempDir dir;
+  gen::ModelSpec wide = testing::small_q8_model();  // bench/speculative's shape
+  wide.n_ff = 768, wide.n_vocab = 1024, wide.n_layer = 3;
+  const std::vector<int32_t> prompt = {1, 7, 300, 42}, more = {11, 250, 3, 99, 5};
+  for (const gen::ModelSpec& spec : {testing::small_q8_model(), wide})
+  for (const char* mode : {"sim", "cpu-int8", "cpu"}) {
+    gen::write_model(spec, dir.file("m.gguf"));
+    EngineOptions o;
+    o.model_path = dir.file("m.gguf");
+    o.device = std::string(mode) == "sim" ? "sim" : "cpu";
+    o.cpu_int8 = std::string(mode) == "cpu-int8";
+    o.threads = 2;
+    Engine e(o);
+    Context a(e, 32), b(e, 32);
+    a.eval(prompt);
+    b.eval(prompt);
+    const std::vector<float> batched = a.eval_all(more);
+    std::vector<float> single;
+    for (int32_t t : more) {
+      const float* l = b.eval({t});
+      single.insert(single.end(), l, l + b.n_vocab());
+    }
+    ASSERT_EQ(batched.size(), single.size());
+    double max_diff = 0;
+    for (size_t i = 0; i < batched.size(); ++i) max_diff = std::max(max_diff, double(std::abs(batched[i] - single[i])));
+    if (std::string(mode) == "cpu") {
+      EXPECT_LT(max_diff, 1e-3) << mode;
+      std::printf("fast CPU path, n_ff %d: max |batched - single| logit difference %.3g\n", spec.n_ff, max_diff);
+    } else {
+      EXPECT_EQ(max_diff, 0.0) << mode;
+    }
+  }
 }
 
 }  // namespace
