@@ -29,7 +29,7 @@ for ((r = 0; r < reps; ++r)); do
   o="$("$lbench" -m "$target" -t "$threads" -r 1 -p 0 -n "$n" -o json 2>/dev/null | tr -d '\n')"
   printf '{"program": "llama-bench", "mode": "target", "run": %s}\n' "$o" | tee -a "$out"
   o="$("$spec" -m "$target" -md "$draft" --spec-type draft-simple --spec-draft-n-max "$k" --spec-draft-n-min 0 \
-        -p "$prompt" -n "$n" --temp 0 -t "$threads" -c 512 2>&1 | tr -d '\0' | grep -a -E 'decoded|n_drafted|n_accept' | tr '\n' ' ')"
+        -p "$prompt" -n "$n" --temp 0 -t "$threads" -c 512 2>&1 | tr -d '\0' | grep -a -E 'decoded|n_drafted|n_accept|error|failed' | tr '\n' ' ' || true)"
   printf '{"program": "llama-speculative-simple", "mode": "draft", "log": %s}\n' \
     "$(printf '%s' "$o" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')" | tee -a "$out"
 done

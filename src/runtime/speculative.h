@@ -38,7 +38,8 @@ struct SpeculativeStats {
   double draft_ms = 0;          // time in DraftSource::propose
   double verify_ms = 0;         // time in the target's passes (and the sampler)
   uint64_t bytes_streamed = 0;  // weight bytes the target's device loaded during the decode phase
-  double modeled_ns = 0;        // sim: modeled board time of the target's NPU jobs in the decode phase
+  double modeled_ns = 0;        // sim: modeled board time of the target device's NPU jobs while decoding (a draft
+                                // on the same device included)
 
   double acceptance_rate() const { return drafted > 0 ? double(accepted) / double(drafted) : 0.0; }
   // Drafts kept per target pass that verified some.
