@@ -12,8 +12,10 @@ SamplerParams draft_params(SamplerParams p) {
   p.repeat_penalty = 1.0f;
   p.repeat_last_n = 0;
   // A stream of its own, fixed by the target's seed (a random seed stays random).
-  if (p.seed != SamplerParams::kRandomSeed) p.seed = (p.seed ^ 0x5bd1e995d3a2c4f1ull) + 1;
-  if (p.seed == SamplerParams::kRandomSeed) p.seed = 0;
+  if (p.seed != SamplerParams::kRandomSeed) {
+    p.seed = (p.seed ^ 0x5bd1e995d3a2c4f1ull) + 1;
+    if (p.seed == SamplerParams::kRandomSeed) p.seed = 0;
+  }
   return p;
 }
 

@@ -122,18 +122,18 @@ int cmd_run(const std::vector<std::string>& argv) {
   bool first = true;
   std::string text;
   const auto on_token = [&](int32_t id) {
-        const std::string piece = tok.decode_token(id);
-        text += piece;
-        if (json) return true;
-        if (print_tokens) {
-          std::printf(first ? "%d" : ",%d", id);
-        } else {
-          std::fwrite(piece.data(), 1, piece.size(), stdout);
-        }
-        first = false;
-        std::fflush(stdout);
-        return true;
-      };
+    const std::string piece = tok.decode_token(id);
+    text += piece;
+    if (json) return true;
+    if (print_tokens) {
+      std::printf(first ? "%d" : ",%d", id);
+    } else {
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+    }
+    first = false;
+    std::fflush(stdout);
+    return true;
+  };
   runtime::SpeculativeStats spec_stats;
   runtime::GenerateResult r;
   if (spec.source != nullptr) {
