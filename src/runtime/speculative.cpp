@@ -125,7 +125,9 @@ SpeculativeResult generate_speculative(Context& target, DraftSource& draft, Samp
     ++st.target_passes;
     if (k > 0) ++st.rounds_with_draft;
 
-    // Drafts judged (not those after a stop: an end token, n_predict, on_token) and kept.
+    // Drafts judged and kept. Every draft of a pass counts as drafted (those after a rejection are
+    // rejected with it), except those after a stop (an end token, n_predict, on_token): only the
+    // judged ones count in that pass.
     int64_t judged = 0, kept = 0;
     for (int64_t j = 0; j <= k && !stop; ++j) {
       const float* row = rows.data() + size_t(j) * size_t(n_vocab);
@@ -145,7 +147,7 @@ SpeculativeResult generate_speculative(Context& target, DraftSource& draft, Samp
       stop = !emit(id);
       if (!accepted) break;
     }
-    st.drafted += judged;
+    st.drafted += stop ? judged : k;
     st.accepted += kept;
     // Keep seq's previous last token and the kept drafts; the token emitted last is evaluated next.
     target.truncate(n_past0 + 1 + kept);

@@ -31,7 +31,7 @@ struct SpeculativeOptions {
 struct SpeculativeStats {
   std::string source;           // DraftSource::name()
   int64_t target_passes = 0;    // target forward passes after the prompt
-  int64_t drafted = 0;          // tokens proposed and judged (drafts after a stop are not counted)
+  int64_t drafted = 0;          // tokens proposed and verified (drafts after a stop are not counted)
   int64_t accepted = 0;         // of those, kept
   int64_t rounds_with_draft = 0;  // target passes that verified at least one draft
   int64_t generated = 0;        // tokens emitted after the first (the first comes from the prompt pass)
