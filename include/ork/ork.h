@@ -182,6 +182,39 @@ int ork_generate(ork_context* ctx, ork_sampler* s, const int32_t* prompt, int64_
                  int64_t n_predict, int32_t* out, int64_t capacity, int64_t* n_out,
                  ork_token_callback on_token, void* user);
 
+/* ---- Speculative decoding (docs/speculative.md) ----------------------------------------------- */
+
+typedef struct ork_speculative_options {
+  ork_context* draft;  /* a context of the draft model (same vocabulary as the target's; its sequence
+                        * is replaced), or NULL for prompt lookup (lookup_n > 0) */
+  int32_t lookup_n;    /* draft == NULL: propose what followed the last n-gram (n <= lookup_n) earlier */
+  int32_t draft_max;   /* K: tokens drafted per target pass, >= 1 */
+  int32_t draft_min;   /* drafts shorter than this are not verified, in [0, draft_max] */
+  float draft_p_min;   /* stop drafting at a draft probability below this, in [0, 1] */
+} ork_speculative_options;
+/* Defaults: no draft, lookup_n 0, draft_max 8, draft_min 0, draft_p_min 0. */
+void ork_speculative_options_init(ork_speculative_options* o);
+
+typedef struct ork_speculative_stats {
+  int64_t target_passes;  /* target forward passes after the prompt's */
+  int64_t drafted;        /* tokens proposed and verified */
+  int64_t accepted;       /* of those, kept */
+  int64_t generated;      /* tokens after the first (which the prompt's pass gives) */
+  double draft_ms;        /* time drafting */
+  double verify_ms;       /* time in the target's passes */
+  uint64_t bytes_streamed; /* weight bytes the target's device streamed while decoding */
+} ork_speculative_stats;
+
+/* ork_generate with a draft: the draft proposes up to draft_max tokens, the target checks them in one
+ * batched pass. Greedy samplers give exactly ork_generate's tokens; sampling keeps the target's
+ * distribution. Same arguments, errors and stops as ork_generate; `ctx` is the target's context and
+ * must not be opts->draft; a draft of another vocabulary is ORK_ERR_INVALID_ARG. stats may be NULL.
+ * The draft context is busy for the whole call. */
+int ork_generate_speculative(ork_context* ctx, ork_sampler* s, const ork_speculative_options* opts,
+                             const int32_t* prompt, int64_t n_prompt, int64_t n_predict, int32_t* out,
+                             int64_t capacity, int64_t* n_out, ork_token_callback on_token, void* user,
+                             ork_speculative_stats* stats);
+
 /* ---- Memory query ------------------------------------------------------------------------------ */
 
 typedef struct ork_mem_domain {

@@ -48,7 +48,7 @@ void Sampler::reset() {
   rng_.seed(seed_);
 }
 
-int32_t Sampler::sample(const float* logits, int32_t n_vocab) {
+int32_t Sampler::prepare(const float* logits, int32_t n_vocab) {
   ORK_CHECK(n_vocab >= 1, "sampler: n_vocab=", n_vocab, " must be >= 1");
   cand_.resize(size_t(n_vocab));
   for (int32_t i = 0; i < n_vocab; ++i) {
@@ -122,21 +122,38 @@ int32_t Sampler::sample(const float* logits, int32_t n_vocab) {
   // 7–8. Temperature and softmax weights (unnormalized; the draw scales by their sum).
   std::vector<double>& w = weights_;
   w.resize(cand_.size());
-  double total = 0.0;
+  total_ = 0.0;
   for (size_t i = 0; i < cand_.size(); ++i) {
     w[i] = std::exp((double(cand_[i].logit) - l_max) / double(p_.temperature));
-    total += w[i];
+    total_ += w[i];
   }
+  return -1;
+}
 
+int32_t Sampler::sample(const float* logits, int32_t n_vocab) {
+  const int32_t greedy = prepare(logits, n_vocab);
+  if (greedy >= 0) return greedy;
   // 9. Draw.
-  const double u = double(rng_() >> 11) * 0x1.0p-53;
-  const double target = u * total;
+  const double target = uniform() * total_;
   double cum = 0.0;
   for (size_t i = 0; i < cand_.size(); ++i) {
-    cum += w[i];
+    cum += weights_[i];
     if (cum > target) return cand_[i].id;
   }
   return cand_.back().id;
+}
+
+double Sampler::uniform() { return double(rng_() >> 11) * 0x1.0p-53; }
+
+void Sampler::distribution(const float* logits, int32_t n_vocab, std::vector<TokenProb>& out) {
+  out.clear();
+  const int32_t greedy = prepare(logits, n_vocab);
+  if (greedy >= 0) {
+    out.push_back({greedy, 1.0});
+    return;
+  }
+  out.reserve(cand_.size());
+  for (size_t i = 0; i < cand_.size(); ++i) out.push_back({cand_[i].id, weights_[i] / total_});
 }
 
 }  // namespace ork::runtime

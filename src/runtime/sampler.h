@@ -34,6 +34,11 @@ struct SamplerParams {
 //      order) whose cumulative weight exceeds u · Σ weights.
 // A given seed, params, logits and history give the same token on every platform.
 // Thread-safety: none; use one Sampler per sequence.
+struct TokenProb {
+  int32_t id;
+  double p;
+};
+
 class Sampler {
  public:
   // Throws ork::Error naming the first invalid parameter and its value.
@@ -43,6 +48,14 @@ class Sampler {
   // the index otherwise); not modified. In sampling mode at least one logit must be > −inf.
   // Does not add the token to the history: call accept() for that.
   int32_t sample(const float* logits, int32_t n_vocab);
+
+  // The distribution sample() draws from for these logits and this history: the candidates in
+  // sorted order (steps 1–8) with their probabilities (in double, summing to 1); greedy: the argmax
+  // with probability 1. Same preconditions and errors as sample(); consumes no random number.
+  void distribution(const float* logits, int32_t n_vocab, std::vector<TokenProb>& out);
+
+  // The next number of the random stream sample() draws with, uniform in [0, 1) (53 bits).
+  double uniform();
 
   // Adds a token (>= 0) to the penalty history (keeps the last repeat_last_n).
   void accept(int32_t token);
@@ -60,8 +73,12 @@ class Sampler {
     float logit;
   };
 
+  // Steps 1–8 into cand_ and weights_ (total_ = Σ weights_); returns the argmax when greedy, else -1.
+  int32_t prepare(const float* logits, int32_t n_vocab);
+
   SamplerParams p_;
   uint64_t seed_;
+  double total_ = 0.0;
   std::mt19937_64 rng_;
   std::deque<int32_t> history_;
   std::vector<Candidate> cand_;  // scratch reused across calls

@@ -283,6 +283,57 @@ TEST(GenModel, WeightStatisticsFollowTheSpec) {
   EXPECT_NEAR(std::sqrt(sq / double(n)), 0.5, 0.02);
 }
 
+// Draft models for speculative decoding: --noise perturbs the 2-D weights only, by noise_std of their
+// standard deviation; --layer-scale scales attn_output and ffn_down from a layer on; a model with
+// fewer layers and the same seed has exactly the first layers' tensors.
+TEST(GenModel, NoiseAndLayerScaleMakeDrafts) {
+  TempDir dir;
+  ModelSpec s;
+  s.n_layer = 3;
+  write_model(s, dir.file("base.gguf"));
+  ModelSpec noisy = s;
+  noisy.noise_std = 0.1f;
+  write_model(noisy, dir.file("noisy.gguf"));
+  ModelSpec scaled = s;
+  scaled.scale_layers_from = 1;
+  scaled.layer_scale = 0.25f;
+  write_model(scaled, dir.file("scaled.gguf"));
+  ModelSpec short_ = s;
+  short_.n_layer = 1;
+  write_model(short_, dir.file("short.gguf"));
+  const File b = File::open(dir.file("base.gguf")), n = File::open(dir.file("noisy.gguf")),
+             c = File::open(dir.file("scaled.gguf")), h = File::open(dir.file("short.gguf"));
+  const auto data = [](const File& f, const char* name) {
+    const gguf::TensorInfo& t = f.tensor(name);
+    const float* p = reinterpret_cast<const float*>(t.data);
+    return std::vector<float>(p, p + t.n_elements);
+  };
+  // Noise: norms untouched; a matmul weight moved by ≈ 0.1 × its std (uniform noise: rms 0.1 · std).
+  EXPECT_EQ(data(b, "blk.0.attn_norm.weight"), data(n, "blk.0.attn_norm.weight"));
+  const std::vector<float> w0 = data(b, "blk.0.attn_q.weight"), w1 = data(n, "blk.0.attn_q.weight");
+  double d2 = 0;
+  for (size_t i = 0; i < w0.size(); ++i) d2 += double(w1[i] - w0[i]) * (w1[i] - w0[i]);
+  EXPECT_NEAR(std::sqrt(d2 / double(w0.size())), 0.1 / std::sqrt(64.0), 0.002);
+  EXPECT_NE(data(b, "token_embd.weight"), data(n, "token_embd.weight"));
+  EXPECT_NE(data(b, "output.weight"), data(n, "output.weight"));
+  // Layer scale: layer 0 untouched, layers 1 and 2's attn_output and ffn_down × 0.25, the rest equal.
+  EXPECT_EQ(data(b, "blk.0.ffn_down.weight"), data(c, "blk.0.ffn_down.weight"));
+  EXPECT_EQ(data(b, "blk.2.ffn_up.weight"), data(c, "blk.2.ffn_up.weight"));
+  for (const char* name : {"blk.1.attn_output.weight", "blk.2.ffn_down.weight"}) {
+    const std::vector<float> x = data(b, name), y = data(c, name);
+    for (size_t i = 0; i < x.size(); i += 97) ASSERT_EQ(y[i], x[i] * 0.25f) << name << " " << i;
+  }
+  // Fewer layers: the same tensors as the first layers.
+  for (const char* name : {"token_embd.weight", "output.weight", "blk.0.attn_k.weight", "blk.0.ffn_down.weight"})
+    EXPECT_EQ(data(b, name), data(h, name)) << name;
+  ModelSpec bad = s;
+  bad.noise_std = -1.0f;
+  EXPECT_THROW(write_model(bad, dir.file("bad.gguf")), Error);
+  bad = s;
+  bad.layer_scale = INFINITY;
+  EXPECT_THROW(write_model(bad, dir.file("bad.gguf")), Error);
+}
+
 TEST(GenModel, RejectsBadSpecs) {
   TempDir dir;
   auto expect_error = [&](const ModelSpec& s, const std::string& needle) {

@@ -129,3 +129,34 @@ TEST(OrkBench, BadInputIsOneLineAndNonZero) {
 
 }  // namespace
 }  // namespace ork
+
+namespace ork {
+namespace {
+
+// ork bench --draft / --lookup: the speculative object, greedy tokens identical to target-only, a
+// target as its own draft accepting everything; on sim the modeled figures, labelled.
+TEST(OrkBench, SpeculativeFigures) {
+  testing::TempDir dir;
+  const std::string model = small_model(dir, false);
+  const testing::OrkResult r = testing::run_ork(
+      "bench -m " + model + " --draft " + model + " --draft-max 3 -p 0 -n 12 -r 2 -t 2 --bw-mib 8 --json", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"speculative\":{\"source\":\"draft-model\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"tokens_identical\":true"), std::string::npos) << r.out;
+  EXPECT_EQ(json_number(r.out, "acceptance_rate"), 1.0) << r.out;
+  EXPECT_GT(json_number(r.out, "tokens_per_target_pass"), 2.0) << r.out;
+  EXPECT_GT(json_number(r.out, "sd_tok_per_s_median"), 0.0);
+  EXPECT_EQ(r.out.find("modeled"), std::string::npos) << "cpu figures are measured: " << r.out;
+
+  const testing::OrkResult s = testing::run_ork(
+      "bench -m " + model + " --lookup 2 -p 0 -n 12 -r 1 -t 2 --bw-mib 8 --device sim --json", dir);
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_NE(s.out.find("\"source\":\"lookup\""), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("\"modeled\":true"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("\"board_profile\":\"rk3588-public-v1\""), std::string::npos) << s.out;
+  EXPECT_GT(json_number(s.out, "modeled_ms_per_token_target_only"), 0.0) << s.out;
+  EXPECT_NE(s.out.find("\"tokens_identical\":true"), std::string::npos) << s.out;
+}
+
+}  // namespace
+}  // namespace ork

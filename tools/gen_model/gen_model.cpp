@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 
@@ -98,6 +99,17 @@ std::vector<float> values(const ModelSpec& spec, const TensorSpec& t) {
       return v;
   }
   for (float& x : v) x = std_dev * sqrt3 * rng.uniform();
+  if (spec.layer_scale != 1.0f && (t.name.find(".attn_output.") != std::string::npos ||
+                                   t.name.find(".ffn_down.") != std::string::npos)) {
+    const int layer = std::atoi(t.name.c_str() + 4);  // "blk.<i>."
+    if (layer >= spec.scale_layers_from)
+      for (float& x : v) x *= spec.layer_scale;
+  }
+  if (spec.noise_std > 0) {
+    Rng noise((spec.noise_seed + 0x632be59bd9b4e019ull) * 0x9e3779b97f4a7c15ull ^ fnv1a(t.name));
+    const float a = spec.noise_std * std_dev * sqrt3;
+    for (float& x : v) x += a * noise.uniform();
+  }
   return v;
 }
 
@@ -336,6 +348,13 @@ void validate(const ModelSpec& spec) {
   if (spec.rope_freqs == "llama3") {  // throws naming the parameters when they are not usable
     (void)llama3_rope_factors(hd, spec.rope_freq_base, spec.llama3_factor, spec.llama3_low_freq_factor,
                               spec.llama3_high_freq_factor, spec.llama3_original_ctx);
+  }
+  if (!std::isfinite(spec.layer_scale) || spec.scale_layers_from < 0) {
+    fail("gen_model: layer_scale must be finite and scale_layers_from >= 0 (got ", spec.layer_scale, ", ",
+         spec.scale_layers_from, ")");
+  }
+  if (!(spec.noise_std >= 0) || !std::isfinite(spec.noise_std)) {
+    fail("gen_model: noise_std must be finite and not negative (got ", spec.noise_std, ")");
   }
   if (!(spec.weight_std >= 0) || !std::isfinite(spec.weight_std)) {
     fail("gen_model: weight_std must be finite and not negative (got ", spec.weight_std, ")");

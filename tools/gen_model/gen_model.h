@@ -69,6 +69,18 @@ struct ModelSpec {
   // output.weight 2/sqrt(n_embd) (logits of std ≈ 2 after the final RMSNorm, not flat).
   // > 0 → this standard deviation for every 2-D weight.
   float weight_std = 0.0f;
+  // Perturbation, for draft models of speculative decoding: > 0 → every 2-D weight (embedding,
+  // matmuls, output) gets independent uniform noise of noise_std × its own standard deviation, drawn
+  // from noise_seed (and the tensor's name). The same seed and noise_std = 0 give the same model.
+  float noise_std = 0.0f;
+  uint64_t noise_seed = 1;
+  // Layers >= scale_layers_from have their attn_output and ffn_down weights multiplied by
+  // layer_scale (1: unchanged): what those layers add to the residual stream shrinks, so the model
+  // stays close to its first scale_layers_from layers — which, with the same seed, are exactly the
+  // model of that many layers (values depend on the seed and the tensor name only): a cheaper draft
+  // whose acceptance the scale tunes.
+  int scale_layers_from = 0;
+  float layer_scale = 1.0f;
 };
 
 // The names preset() accepts.

@@ -22,10 +22,13 @@ constexpr const char* kUsage =
     "                     [--vocab N] [--embd N] [--layers N] [--heads N] [--kv-heads N] [--ff N]\n"
     "                     [--ctx N] [--head-dim N] [--tokenizer gpt2|llama] [--pre NAME] [--tied|--untied]\n"
     "                     [--rope-freqs none|llama3|random] [--seed S] [--rot N] [--window N]\n"
-    "                     [--swa-pattern N] [--longrope-orig N] [--yarn-factor F --yarn-orig N] -o PATH\n"
+    "                     [--swa-pattern N] [--longrope-orig N] [--yarn-factor F --yarn-orig N]\n"
+    "                     [--noise F] [--noise-seed S] [--layer-scale S --scale-layers-from L] -o PATH\n"
     "--window / --swa-pattern: gemma's sliding window and its period; --longrope-orig: phi3's\n"
     "LongRoPE factors with that original context; --rot: rotated dims per head.\n"
-    "--rope-freqs writes rope_freqs.weight: llama3 = Llama 3.1's factors (factor 8, low 1, high 4,\n"
+    "--noise F adds uniform noise of F x each 2-D weight's standard deviation, drawn from --noise-seed\n"
+    "(default 1): the same model perturbed, e.g. a draft for speculative decoding.\n"
+    "--layer-scale S --scale-layers-from L multiplies attn_output and ffn_down of layers >= L by S.\n"    "--rope-freqs writes rope_freqs.weight: llama3 = Llama 3.1's factors (factor 8, low 1, high 4,\n"
     "original context 8192), random = seeded factors in [1/8, 8].\n"
     "Presets: default, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-spm, tiny-q4k, tiny-gemma2, tiny-gemma3,\n"
     "tiny-phi3. Flags override the preset (default: \"default\").\n"
@@ -87,7 +90,8 @@ int run(int argc, char** argv) {
         "--preset", "-o",      "--output",   "--arch",    "--type",     "--vocab",
         "--embd",   "--layers", "--heads",   "--kv-heads", "--ff",      "--ctx",
         "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs", "--rot", "--window",
-        "--swa-pattern", "--longrope-orig", "--yarn-factor", "--yarn-orig", "--outliers-of", "--outlier-scale"};
+        "--swa-pattern", "--longrope-orig", "--yarn-factor", "--yarn-orig", "--outliers-of", "--outlier-scale",
+        "--noise", "--noise-seed", "--layer-scale", "--scale-layers-from"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || a == f;
     if (!known) throw Usage{"unknown flag '" + a + "' (see --help)"};
@@ -154,6 +158,28 @@ int run(int argc, char** argv) {
       outlier_scale = std::strtod(v.c_str(), &end);
       if (end == v.c_str() || *end != '\0' || !(outlier_scale > 0) || !std::isfinite(outlier_scale))
         throw Usage{"--outlier-scale: '" + v + "' is not a finite number > 0"};
+    } else if (a == "--noise") {
+      char* end = nullptr;
+      const float f = std::strtof(v.c_str(), &end);
+      if (end == v.c_str() || *end != '\0' || !(f >= 0.0f) || !std::isfinite(f)) {
+        throw Usage{"--noise: '" + v + "' is not a finite number >= 0"};
+      }
+      spec.noise_std = f;
+    } else if (a == "--layer-scale") {
+      char* end = nullptr;
+      const float f = std::strtof(v.c_str(), &end);
+      if (end == v.c_str() || *end != '\0' || !std::isfinite(f)) {
+        throw Usage{"--layer-scale: '" + v + "' is not a finite number"};
+      }
+      spec.layer_scale = f;
+    } else if (a == "--scale-layers-from") {
+      spec.scale_layers_from = count(1024);
+    } else if (a == "--noise-seed") {
+      try {
+        spec.noise_seed = uint64_t(ork::parse_int(v, "--noise-seed", 0, INT64_MAX));
+      } catch (const ork::Error& e) {
+        throw Usage{e.what()};
+      }
     } else if (a == "--seed") {
       try {
         spec.seed = uint64_t(ork::parse_int(v, "--seed", 0, INT64_MAX));

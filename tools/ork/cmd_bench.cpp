@@ -12,6 +12,8 @@
 #include "args.h"
 #include "commands.h"
 #include "device_flags.h"
+#include "bench_speculative.h"
+#include "speculative_flags.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/machine.h"
@@ -30,7 +32,8 @@ const std::vector<OptionSpec> kBenchOptions = {
     {{"-t", "--threads"}, true, "threads (default: all cores)"},
     {{"--pin"}, false, "pin threads to CPUs, fastest cores first (the Cortex-A76 cores of an RK3588)"},
     {{"-r", "--repetitions"}, true, "repetitions of each test (default 5)"},
-    {{"--device"}, true, "cpu (default)"},
+    {{"--device"}, true, "cpu (default) | sim | npu"},
+    {{"--residency"}, true, "npu/sim weights: auto | resident | stream (default auto)"},
     {{"--bw-mib"}, true, "MiB per memory-bandwidth buffer (default 256; keep it far above the last-level cache)"},
     {{"--exact"}, false, "CPU matmuls on the f32-decode reference path instead of the SIMD kernels"},
     {{"--json"}, false, "print one JSON object instead of the table"},
@@ -137,10 +140,13 @@ std::vector<int32_t> random_tokens(int64_t n, int64_t n_vocab, uint32_t seed) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  const Args args("bench", kBenchOptions, argv);
+  std::vector<OptionSpec> specs = kBenchOptions;
+  specs.insert(specs.end(), kSpeculativeOptions.begin(), kSpeculativeOptions.end());
+  specs.insert(specs.end(), kSimOptions.begin(), kSimOptions.end());
+  const Args args("bench", specs, argv);
   if (args.has("--help")) {
     std::printf("usage: ork bench [-m MODEL] [-p 128] [-n 64] [-t N] [-r 5] [--json]\n\n%s",
-                format_options(kBenchOptions).c_str());
+                format_options(specs).c_str());
     return 0;
   }
   if (args.has("--verbose")) log::set_verbose(true);
@@ -210,6 +216,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     j.key("decode_bandwidth_fraction").value(mem_gbs > 0 ? decode_gbs / mem_gbs : 0.0);
     j.key("read_gb_per_s").value(read_gbs);
     j.key("decode_read_fraction").value(read_gbs > 0 ? decode_gbs / read_gbs : 0.0);
+    if (wants_speculative(args) && n_gen > 0) bench_speculative(args, engine, n_gen, reps, &j);
     j.end_object();
     std::printf("%s\n", j.str().c_str());
   } else {
@@ -225,6 +232,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
                   "(read+write), %.0f%% of the read bandwidth %.2f GB/s (%d threads, best of 7)\n",
                   decode_gbs, mem_gbs > 0 ? 100.0 * decode_gbs / mem_gbs : 0.0, mem_gbs,
                   read_gbs > 0 ? 100.0 * decode_gbs / read_gbs : 0.0, read_gbs, engine.threads());
+    if (wants_speculative(args) && n_gen > 0) bench_speculative(args, engine, n_gen, reps, nullptr);
   }
   return 0;
 }

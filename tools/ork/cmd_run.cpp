@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "sampling_flags.h"
+#include "speculative_flags.h"
 #include "commands.h"
 #include "device_flags.h"
 #include "core/env.h"
@@ -16,6 +17,7 @@
 #include "runtime/engine.h"
 #include "runtime/generator.h"
 #include "runtime/sampler.h"
+#include "runtime/speculative.h"
 
 namespace ork::cli {
 namespace {
@@ -42,7 +44,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {{"--wcache-budget-mb"}, true, "streaming budget of device weights in MiB (ORK_WCACHE_BUDGET_MB, 3072)"},
     {{"--persist"}, true, ".orkpack cache of packed weights to load or build (ORK_PERSIST)"},
     {{"--evict-src"}, false, "drop each GGUF tensor's pages once packed (ORK_EVICT_SRC)"},
-    {{"--stats"}, false, "print the residency statistics on stderr"},
+    {{"--stats"}, false, "print the residency (and speculative decoding) statistics on stderr"},
     {{"--print-tokens"}, false, "print the generated token ids instead of text"},
     {{"--tokenizer-pre"}, true, "pre-tokenizer to use instead of the file's tokenizer.ggml.pre (e.g. gpt2)"},
     {{"--json"}, false, "print one JSON object with the tokens, text and timings at the end"},
@@ -72,6 +74,7 @@ std::vector<int32_t> parse_token_list(const std::string& text) {
 
 int cmd_run(const std::vector<std::string>& argv) {
   std::vector<OptionSpec> specs = kRunOptions;
+  specs.insert(specs.end(), kSpeculativeOptions.begin(), kSpeculativeOptions.end());
   specs.insert(specs.end(), kSimOptions.begin(), kSimOptions.end());
   const Args args("run", specs, argv);
   if (args.has("--help")) {
@@ -110,6 +113,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   runtime::Context ctx(engine, n_ctx);
   if (n_predict < 0) n_predict = ctx.n_ctx();
   runtime::Sampler sampler(sp);
+  SpeculativeSetup spec = speculative_setup(args, engine, ctx.n_ctx(), sp);
 
   if (!json && !print_tokens) {
     std::fputs(prompt_text.c_str(), stdout);
@@ -117,20 +121,29 @@ int cmd_run(const std::vector<std::string>& argv) {
   }
   bool first = true;
   std::string text;
-  const runtime::GenerateResult r =
-      runtime::generate(ctx, sampler, prompt, n_predict, [&](int32_t id) {
-        const std::string piece = tok.decode_token(id);
-        text += piece;
-        if (json) return true;
-        if (print_tokens) {
-          std::printf(first ? "%d" : ",%d", id);
-        } else {
-          std::fwrite(piece.data(), 1, piece.size(), stdout);
-        }
-        first = false;
-        std::fflush(stdout);
-        return true;
-      });
+  const auto on_token = [&](int32_t id) {
+    const std::string piece = tok.decode_token(id);
+    text += piece;
+    if (json) return true;
+    if (print_tokens) {
+      std::printf(first ? "%d" : ",%d", id);
+    } else {
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+    }
+    first = false;
+    std::fflush(stdout);
+    return true;
+  };
+  runtime::SpeculativeStats spec_stats;
+  runtime::GenerateResult r;
+  if (spec.source != nullptr) {
+    runtime::SpeculativeResult sr =
+        runtime::generate_speculative(ctx, *spec.source, sampler, prompt, n_predict, spec.options, on_token);
+    r = std::move(sr.gen);
+    spec_stats = sr.stats;
+  } else {
+    r = runtime::generate(ctx, sampler, prompt, n_predict, on_token);
+  }
 
   const double prompt_tps = r.prompt_ms > 0 ? 1000.0 * double(r.n_prompt) / r.prompt_ms : 0.0;
   const double gen_tps = r.gen_ms > 0 ? 1000.0 * double(r.tokens.size()) / r.gen_ms : 0.0;
@@ -152,6 +165,7 @@ int cmd_run(const std::vector<std::string>& argv) {
     j.key("seed").value(sp.seed);
     j.key("stop").value(r.hit_eog ? "eog" : r.hit_ctx ? "context" : "length");
     if (engine.plan() != nullptr) j.key("residency").raw(engine.residency_stats().to_json());
+    if (spec.source != nullptr) j.key("draft").raw(spec_stats.to_json());
     j.end_object();
     std::printf("%s\n", j.str().c_str());
   } else {
@@ -162,6 +176,17 @@ int cmd_run(const std::vector<std::string>& argv) {
                  (long long)r.n_prompt, r.prompt_ms, prompt_tps, r.tokens.size(), r.gen_ms, gen_tps,
                  engine.device_name(), engine.threads(),
                  r.hit_ctx ? ", stopped: context full" : "");
+  }
+  if (args.has("--stats") && spec.source != nullptr) {
+    const runtime::SpeculativeStats& t = spec_stats;
+    std::fprintf(stderr,
+                 "ork: draft: %s, %lld drafted, %lld accepted (%.1f%%), %.2f accepted per verifying pass, "
+                 "%lld target passes for %lld tokens (%.3f per token), draft %.1f ms, verify %.1f ms, "
+                 "%.1f KB streamed per token\n",
+                 t.source.c_str(), (long long)t.drafted, (long long)t.accepted, 100.0 * t.acceptance_rate(),
+                 t.mean_accepted(), (long long)t.target_passes, (long long)t.generated, t.passes_per_token(),
+                 t.draft_ms, t.verify_ms,
+                 t.generated > 0 ? double(t.bytes_streamed) / double(t.generated) / 1e3 : 0.0);
   }
   if (args.has("--stats")) {
     if (engine.plan() == nullptr) {
