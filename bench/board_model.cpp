@@ -3,7 +3,7 @@
 // Llama-3-8B, w8a8 — beside RKLLM's published figures. Prints one JSON object.
 //
 // MODELED, not measured: the simulator in timing-only mode runs ork's real NPU path (task split,
-// register commands, one submit per matmul as ork submits today) and the board cost model
+// register commands, Q/K/V and gate/up as one job each as ork submits them) and the board cost model
 // (src/npu/sim/board_model.h, docs/board-model.md) prices each job. Only the NPU matmuls are priced;
 // host work (norms, RoPE, attention, sampling, activation quantization) is not, so the tok/s are upper
 // bounds of today's submit pattern, not predictions of `ork run`.
@@ -44,16 +44,25 @@ struct Phase {
   double busy[3] = {0, 0, 0};
 };
 
-// The modeled cost of one run of an (m × k) · (n × k)ᵀ int8 matmul, added `times` times to `ph`.
-void price(npu::Device& dev, npu::MatmulScratch& scratch, int64_t m, int64_t k, int64_t n, double times, Phase& ph) {
-  npu::PackedWeight w;
-  w.n = n, w.k = k, w.dtype = npu::Dtype::kI8;
-  w.buf = dev.alloc(npu::packed_weight_bytes(n, k, npu::Dtype::kI8), 0);  // never packed: timing only
+// The modeled cost of one job of int8 matmuls sharing an (m × k) input, one per entry of `ns` (an
+// (n × k) weight each), added `times` times to `ph`.
+void price(npu::Device& dev, npu::MatmulScratch& scratch, int64_t m, int64_t k, std::vector<int64_t> ns,
+           double times, Phase& ph) {
+  std::vector<npu::PackedWeight> ws(ns.size());
+  std::vector<const npu::PackedWeight*> wp;
+  std::vector<std::vector<int32_t>> c(ns.size());
+  std::vector<void*> cp;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    ws[i].n = ns[i], ws[i].k = k, ws[i].dtype = npu::Dtype::kI8;
+    ws[i].buf = dev.alloc(npu::packed_weight_bytes(ns[i], k, npu::Dtype::kI8), 0);  // never packed: timing only
+    wp.push_back(&ws[i]);
+    c[i].resize(size_t(m * ns[i]));
+    cp.push_back(c[i].data());
+  }
   std::vector<int8_t> a(size_t(m * k), 1);
-  std::vector<int32_t> c(size_t(m * n));
-  npu::matmul_i8(dev, scratch, w, a.data(), m, c.data());  // builds the plan once
+  npu::run_matmul_group(dev, scratch, wp, a.data(), m, cp);  // builds the job once
   const npu::sim::SimStats before = dev.sim_kernel()->stats();
-  npu::matmul_i8(dev, scratch, w, a.data(), m, c.data());
+  npu::run_matmul_group(dev, scratch, wp, a.data(), m, cp);
   const npu::sim::SimStats after = dev.sim_kernel()->stats();
   ph.ns += times * (after.modeled_ns - before.modeled_ns);
   ph.submits += times * double(after.submits - before.submits);
@@ -63,18 +72,24 @@ void price(npu::Device& dev, npu::MatmulScratch& scratch, int64_t m, int64_t k, 
   for (int i = 0; i < 3; ++i) ph.busy[i] += times * (after.modeled_core_busy_ns[i] - before.modeled_core_busy_ns[i]);
 }
 
-Phase price_model(npu::Device& dev, const Shape& s, int64_t m) {
+// grouped: Q/K/V and gate/up as one job each (as ork runs a resident model); else one job per matmul.
+Phase price_model(npu::Device& dev, const Shape& s, int64_t m, bool grouped) {
   npu::MatmulScratch scratch(dev);
   Phase ph;
   const int64_t q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
   const double L = double(s.layers);
-  price(dev, scratch, m, s.hidden, q, L, ph);        // attn_q
-  price(dev, scratch, m, s.hidden, kv, 2 * L, ph);   // attn_k, attn_v
-  price(dev, scratch, m, q, s.hidden, L, ph);        // attn_output
-  price(dev, scratch, m, s.hidden, s.ff, 2 * L, ph); // ffn_gate, ffn_up
-  price(dev, scratch, m, s.ff, s.hidden, L, ph);     // ffn_down
+  if (grouped) {
+    price(dev, scratch, m, s.hidden, {q, kv, kv}, L, ph);  // attn_q, attn_k, attn_v
+    price(dev, scratch, m, s.hidden, {s.ff, s.ff}, L, ph);  // ffn_gate, ffn_up
+  } else {
+    price(dev, scratch, m, s.hidden, {q}, L, ph);
+    price(dev, scratch, m, s.hidden, {kv}, 2 * L, ph);
+    price(dev, scratch, m, s.hidden, {s.ff}, 2 * L, ph);
+  }
+  price(dev, scratch, m, q, {s.hidden}, L, ph);     // attn_output
+  price(dev, scratch, m, s.ff, {s.hidden}, L, ph);  // ffn_down
   // The output projection runs for the last position only, in decode and prefill alike.
-  price(dev, scratch, 1, s.hidden, s.vocab, 1, ph);
+  price(dev, scratch, 1, s.hidden, {s.vocab}, 1, ph);
   return ph;
 }
 
@@ -113,8 +128,8 @@ int main(int argc, char** argv) {
     j.begin_object();
     j.key("bench").value("board_model");
     j.key("modeled").value(true);
-    j.key("what").value("RK3588 board time of the NPU matmuls only (w8a8, one submit per matmul as ork submits "
-                        "today); host work not priced");
+    j.key("what").value("RK3588 board time of the NPU matmuls only (w8a8; Q/K/V and gate/up one job each, as ork "
+                        "runs a resident model; *_one_job_per_matmul: the earlier pattern); host work not priced");
     j.key("machine").value(bench::machine_name());
     j.key("profile").raw(npu::sim::board_profile_json(o.board));
     j.key("models").begin_array();
@@ -127,9 +142,13 @@ int main(int argc, char** argv) {
       j.key("vocab").value(s.vocab);
       j.end_object();
       j.key("decode");
-      write_phase(j, price_model(*dev, s, 1), 1);
+      write_phase(j, price_model(*dev, s, 1, true), 1);
       j.key("prefill_128");
-      write_phase(j, price_model(*dev, s, 128), 128);
+      write_phase(j, price_model(*dev, s, 128, true), 128);
+      j.key("decode_one_job_per_matmul");
+      write_phase(j, price_model(*dev, s, 1, false), 1);
+      j.key("prefill_128_one_job_per_matmul");
+      write_phase(j, price_model(*dev, s, 128, false), 128);
       j.key("rkllm").begin_object();
       j.key("decode_tok_per_s").value(s.rkllm_decode).key("prefill_tok_per_s").value(s.rkllm_prefill);
       j.key("source").value(s.rkllm_source);
