@@ -1,10 +1,12 @@
 // ork run — generate text from a prompt.
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "args.h"
+#include "board_report.h"
 #include "sampling_flags.h"
 #include "speculative_flags.h"
 #include "commands.h"
@@ -121,7 +123,19 @@ int cmd_run(const std::vector<std::string>& argv) {
   }
   bool first = true;
   std::string text;
+  // On the simulator (without a draft): the modeled board time of the prompt's and the decoded
+  // tokens' NPU jobs; the first token comes from the prompt's pass.
+  npu::sim::SimKernel* const sim = engine.device() != nullptr ? engine.device()->sim_kernel() : nullptr;
+  std::optional<BoardReport> board;
+  if (sim != nullptr && spec.source == nullptr) {
+    board.emplace();
+    board->profile = sim->options().board.name;
+    board->start = sim->stats();
+  }
+  bool prompt_done = false;
   const auto on_token = [&](int32_t id) {
+    if (board && !prompt_done) board->after_prompt = sim->stats();
+    prompt_done = true;
     const std::string piece = tok.decode_token(id);
     text += piece;
     if (json) return true;
@@ -145,6 +159,12 @@ int cmd_run(const std::vector<std::string>& argv) {
     r = runtime::generate(ctx, sampler, prompt, n_predict, on_token);
   }
 
+  if (board) {
+    if (!prompt_done) board->after_prompt = sim->stats();
+    board->end = sim->stats();
+    board->prompt_tokens = r.n_prompt;
+    board->decode_tokens = ctx.n_past() - r.n_prompt;
+  }
   const double prompt_tps = r.prompt_ms > 0 ? 1000.0 * double(r.n_prompt) / r.prompt_ms : 0.0;
   const double gen_tps = r.gen_ms > 0 ? 1000.0 * double(r.tokens.size()) / r.gen_ms : 0.0;
   if (json) {
@@ -166,6 +186,7 @@ int cmd_run(const std::vector<std::string>& argv) {
     j.key("stop").value(r.hit_eog ? "eog" : r.hit_ctx ? "context" : "length");
     if (engine.plan() != nullptr) j.key("residency").raw(engine.residency_stats().to_json());
     if (spec.source != nullptr) j.key("draft").raw(spec_stats.to_json());
+    if (board) j.key("board_model").raw(board->to_json());
     j.end_object();
     std::printf("%s\n", j.str().c_str());
   } else {
@@ -177,6 +198,7 @@ int cmd_run(const std::vector<std::string>& argv) {
                  engine.device_name(), engine.threads(),
                  r.hit_ctx ? ", stopped: context full" : "");
   }
+  if (args.has("--stats") && board) std::fprintf(stderr, "%s\n", board->to_text().c_str());
   if (args.has("--stats") && spec.source != nullptr) {
     const runtime::SpeculativeStats& t = spec_stats;
     std::fprintf(stderr,

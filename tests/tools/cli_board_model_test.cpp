@@ -1,0 +1,63 @@
+// `ork run --device sim --json` carries the modeled board figures of its NPU jobs (board_model), the
+// text path prints them as MODELED under --stats, and the CPU device has none.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "gen_model/gen_model.h"
+#include "model/temp_dir.h"
+#include "tools/run_ork.h"
+
+namespace ork {
+namespace {
+
+class CliBoardModel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    model_ = dir_.file("m.gguf");
+    spec_ = gen::preset("tiny-llama");
+    gen::write_model(spec_, model_);
+  }
+  testing::TempDir dir_;
+  gen::ModelSpec spec_;
+  std::string model_;
+};
+
+TEST_F(CliBoardModel, SimRunsReportModeledNpuTimePerToken) {
+  const testing::OrkResult r =
+      testing::run_ork("run -m " + model_ + " --device sim --prompt-tokens 1,2,3,4,5 -n 6 --temp 0 --json", dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("board_model")) << r.out;
+  const nlohmann::json& b = j["board_model"];
+  EXPECT_EQ(b["modeled"], true);
+  EXPECT_EQ(b["profile"], "rk3588-public-v1");
+  EXPECT_EQ(b["prompt_tokens"], 5);
+  EXPECT_EQ(b["decode_tokens"], 5);  // the first token comes from the prompt's pass, the last is not evaluated
+  // Per decoded token: Q/K/V, O, gate/up and down of every layer, and the output projection.
+  EXPECT_EQ(b["submits_per_token"].get<double>(), double(4 * spec_.n_layer + 1));
+  EXPECT_EQ(b["prefill_submits"].get<double>(), double(4 * spec_.n_layer + 1));
+  EXPECT_GT(b["decode_tok_per_s"].get<double>(), 0.0);
+  EXPECT_GT(b["prefill_tok_per_s"].get<double>(), b["decode_tok_per_s"].get<double>());
+  EXPECT_GT(b["ddr_bytes_per_token"].get<double>(), 0.0);
+  ASSERT_EQ(b["npu_busy_fraction"].size(), 3u);
+  for (const auto& f : b["npu_busy_fraction"]) {
+    EXPECT_GT(f.get<double>(), 0.0);
+    EXPECT_LE(f.get<double>(), 1.0);
+  }
+}
+
+TEST_F(CliBoardModel, StatsLabelItModeledAndTheCpuHasNone) {
+  const testing::OrkResult s =
+      testing::run_ork("run -m " + model_ + " --device sim --prompt-tokens 1,2 -n 3 --temp 0 --stats", dir_);
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_NE(s.err.find("board model (MODELED, profile rk3588-public-v1, NPU jobs only)"), std::string::npos) << s.err;
+  const testing::OrkResult c =
+      testing::run_ork("run -m " + model_ + " --device cpu --prompt-tokens 1,2 -n 3 --temp 0 --json", dir_);
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_FALSE(nlohmann::json::parse(c.out).contains("board_model"));
+}
+
+}  // namespace
+}  // namespace ork

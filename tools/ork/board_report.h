@@ -1,0 +1,25 @@
+// The `board_model` object of `ork run --json` (and the "modeled" line of --stats) on --device sim:
+// the simulator's modeled RK3588 time (src/npu/sim/board_model.h, docs/board-model.md) of the NPU jobs
+// of the prompt and of the decoded tokens, per token. MODELED, and of the NPU jobs only: host work
+// (norms, RoPE, attention, sampling, quantizing activations) is not priced, so the tok/s are upper
+// bounds of what the board would do with ork's submit pattern.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "npu/sim/sim_kernel.h"
+
+namespace ork::cli {
+
+struct BoardReport {
+  std::string profile;           // the board profile's name
+  npu::sim::SimStats start, after_prompt, end;
+  int64_t prompt_tokens = 0;     // evaluated in the prompt's passes
+  int64_t decode_tokens = 0;     // evaluated one per pass after the prompt
+
+  std::string to_json() const;
+  std::string to_text() const;   // one line for --stats
+};
+
+}  // namespace ork::cli
