@@ -170,8 +170,7 @@ void MatmulScratch::place(uint32_t domain, const ScratchNeed& need, Buffer arena
   d.arena = std::move(arena);
   ++d.generation;
   d.slot_valid = false;
-  d.jobs.clear();
-  d.used_tasks = 0;
+  d.forget_jobs();
   // The plan cache's task entries stay ork's, as the slot's task array does.
   if (need.plan_tasks > 0) d.plan_tasks = dev_->alloc(need.plan_task_bytes(), domain, kTaskBufferFlags);
   d.plan_capacity = need.plan_tasks;
@@ -225,8 +224,7 @@ void MatmulScratch::reserve(uint32_t domain, const ScratchNeed& need) {
            need.plan_regcmd_bytes(), " bytes of register commands, ", d.plan_regcmd.size(),
            " placed (size the memory from the plan's internal memory bytes)");
     }
-    d.jobs.clear();
-    d.used_tasks = 0;
+    d.forget_jobs();
     d.plan_tasks.reset();
     if (!fixed) {
       d.plan_regcmd.reset();
@@ -294,16 +292,14 @@ void run_matmul_group(Device& dev, MatmulScratch& scratch, std::span<const Packe
     ensure(dev, d.c, job.c_bytes, domain, kDefaultBufferFlags, fixed, "C");
     if (d.a.iova() != a_was || d.c.iova() != c_was) {
       ++d.generation;  // every generated job pointed at the old A or C
-      d.jobs.clear();
-      d.used_tasks = 0;
+      d.forget_jobs();
       d.slot_valid = false;
       key.generation = d.generation;
     }
     const uint64_t capacity = d.plan_capacity;
     const uint64_t n_tasks = job.tasks();
     if (n_tasks <= capacity && d.used_tasks + n_tasks > capacity) {  // full: start over
-      d.jobs.clear();
-      d.used_tasks = 0;
+      d.forget_jobs();
     }
     JobAddresses addr{d.a.iova(), d.c.iova(), 0, {}};
     for (const PackedWeight* w : ws) addr.b.push_back(w->buf.iova());

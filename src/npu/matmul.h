@@ -149,6 +149,10 @@ class MatmulScratch {
     Key slot_key;
     JobPlan slot_plan;
     std::map<Key, Job> jobs;  // the plan cache
+    void forget_jobs() {      // every cached job (their slots are free again)
+      jobs.clear();
+      used_tasks = 0;
+    }
     uint64_t plan_capacity = 0;  // task slots of the plan cache (its buffers hold this many)
     uint64_t used_tasks = 0;     // task slots in use
   };

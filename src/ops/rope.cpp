@@ -31,6 +31,10 @@ void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t po
     cs[size_t(2 * i + 1)] = std::sin(theta);
     t *= theta_scale;
   }
+  rope_rotate(x, n_heads, head_dim, half, mode, cs.data());
+}
+
+void rope_rotate(float* x, int64_t n_heads, int64_t head_dim, int64_t half, RopeMode mode, const float* cs) {
   for (int64_t h = 0; h < n_heads; ++h) {
     float* v = x + h * head_dim;
     for (int64_t i = 0; i < half; ++i) {

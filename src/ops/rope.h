@@ -27,4 +27,8 @@ enum class RopeMode {
 void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t pos, float freq_base,
           float freq_scale, RopeMode mode, const float* freq_factors = nullptr);
 
+// The rotation step of rope() and rope_ext(): rotates pair i of each of n_heads heads (head_dim
+// floats apart, pairs chosen by `mode`) by cs[2i] = cos θ_i, cs[2i+1] = sin θ_i, i < half.
+void rope_rotate(float* x, int64_t n_heads, int64_t head_dim, int64_t half, RopeMode mode, const float* cs);
+
 }  // namespace ork::ops

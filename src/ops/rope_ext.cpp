@@ -64,19 +64,7 @@ void rope_ext(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_
     cs[size_t(2 * i + 1)] = std::sin(theta) * mscale;
     t *= theta_scale;
   }
-  for (int64_t h = 0; h < n_heads; ++h) {
-    float* v = x + h * head_dim;
-    for (int64_t i = 0; i < half; ++i) {
-      const float c = cs[size_t(2 * i)];
-      const float s = cs[size_t(2 * i + 1)];
-      const int64_t ia = mode == RopeMode::kNormal ? 2 * i : i;
-      const int64_t ib = mode == RopeMode::kNormal ? 2 * i + 1 : i + half;
-      const float a = v[ia];
-      const float b = v[ib];
-      v[ia] = a * c - b * s;
-      v[ib] = a * s + b * c;
-    }
-  }
+  rope_rotate(x, n_heads, head_dim, half, mode, cs.data());
 }
 
 }  // namespace ork::ops

@@ -32,6 +32,12 @@ void NpuMatmul::redirect(int32_t weight, weights::Cache& other, int32_t other_we
   redirect_[size_t(weight)] = {&other, other_weight};
 }
 
+void NpuMatmul::quantize_input(const float* x, int64_t m, int64_t k) {
+  xq_.resize(size_t(m * k));
+  sa_.resize(size_t(m));
+  quant::quantize_rows_i8(quant::rotate_for_int8(x, m, k, xr_), m, k, xq_.data(), sa_.data());
+}
+
 std::pair<weights::Cache*, int32_t> NpuMatmul::source(const model::Linear& w) {
   ORK_CHECK(w.index >= 0 && size_t(w.index) < redirect_.size(), "weight ", quote(w.name()),
             " is not in the device plan");
@@ -59,9 +65,7 @@ void NpuMatmul::matmul_group(std::span<const model::Linear* const> ws, const flo
     return;
   }
   const int64_t k = ws[0]->k;
-  xq_.resize(size_t(m * k));
-  sa_.resize(size_t(m));
-  quant::quantize_rows_i8(quant::rotate_for_int8(x, m, k, xr_), m, k, xq_.data(), sa_.data());
+  quantize_input(x, m, k);
   std::vector<weights::Cache::Lease> leases;
   std::vector<const npu::PackedWeight*> packed;
   for (const auto& [cache, widx] : src) {
@@ -89,14 +93,11 @@ void NpuMatmul::matmul_group(std::span<const model::Linear* const> ws, const flo
 void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {
   const auto [cache_ptr, widx] = source(w);
   weights::Cache& cache = *cache_ptr;
-  const Source src = redirect_[size_t(w.index)];
-  weights::Prefetcher* prefetcher = src.cache != nullptr ? nullptr : prefetcher_;
+  weights::Prefetcher* prefetcher = cache_ptr == &cache_ ? prefetcher_ : nullptr;  // none for a redirect
   const weights::Plan& plan = cache.plan();
   const weights::WeightPlan& wp = plan.weights[size_t(widx)];
   const int64_t k = w.k;
-  xq_.resize(size_t(m * k));
-  sa_.resize(size_t(m));
-  quant::quantize_rows_i8(quant::rotate_for_int8(x, m, k, xr_), m, k, xq_.data(), sa_.data());
+  quantize_input(x, m, k);
 
   for (size_t s = 0; s < wp.slices.size(); ++s) {
     const weights::Slice& sl = wp.slices[s];

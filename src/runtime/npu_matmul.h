@@ -46,6 +46,8 @@ class NpuMatmul final : public model::MatmulBackend {
   };
   // Where weight `w` is read from: its cache (this backend's or a redirect's) and index there.
   std::pair<weights::Cache*, int32_t> source(const model::Linear& w);
+  // xq_, sa_ = x (m × k) rotated and quantized per row, as the packed weights were.
+  void quantize_input(const float* x, int64_t m, int64_t k);
   npu::Device& device_;
   weights::Cache& cache_;
   weights::Prefetcher* prefetcher_;

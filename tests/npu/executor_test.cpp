@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/fp16.h"
+#include "npu/int8_reference.h"
 #include "npu/matmul.h"
 #include "npu/regcmd_gen.h"
 #include "npu/registers.h"
@@ -16,6 +17,8 @@
 
 namespace ork::npu {
 namespace {
+
+using testing::fill8;
 
 // Buffers at fixed NPU addresses; resolve() faults outside them, like the IOMMU would.
 class TestSpace : public sim::AddressSpace {
@@ -77,15 +80,6 @@ sim::ExecStats run(TestSpace& space, Job& j) {
   return total;
 }
 
-std::vector<int8_t> fill8(int64_t count, uint32_t seed) {
-  std::vector<int8_t> v(static_cast<size_t>(count));
-  uint32_t x = seed;
-  for (auto& e : v) {
-    x = x * 1664525u + 1013904223u;
-    e = int8_t(x >> 24);
-  }
-  return v;
-}
 
 void check_i8(int64_t m, int64_t k, int64_t n, uint32_t cores) {
   const auto a = fill8(m * k, 1), b = fill8(n * k, 2);
