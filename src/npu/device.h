@@ -163,6 +163,7 @@ class Device {
   Kernel& kernel() { return *kernel_; }
   // The simulator behind this device, or nullptr on real hardware (tests read its ground truth).
   sim::SimKernel* sim_kernel() { return sim_; }
+  const sim::SimKernel* sim_kernel() const { return sim_; }
 
  private:
   Device(std::unique_ptr<Kernel> kernel, Capabilities caps, sim::SimKernel* sim, uint32_t active_domain);
