@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "args.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "device_flags.h"
@@ -120,16 +121,7 @@ int probe_report(const std::vector<std::string>& argv) {
   const std::string path = args.get_or("--output", "ork-probe-report.json");
   const auto device = npu::Device::open(dopts);
   const std::string report = probe_report_json(*device) + "\n";
-  const std::string tmp = str_cat(path, ".tmp.", ::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  ORK_CHECK(f != nullptr, tmp, ": cannot create the report: ", std::strerror(errno));
-  const bool written = std::fwrite(report.data(), 1, report.size(), f) == report.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    fail(path, ": cannot write the report: ", std::strerror(err));
-  }
+  write_file_atomic(path, report);
   std::printf("wrote %s: attach it to a bug report\n", path.c_str());
   return 0;
 }
