@@ -7,6 +7,9 @@
 // (src/npu/sim/board_model.h, docs/board-model.md) prices each job. Only the NPU matmuls are priced;
 // host work (norms, RoPE, attention, sampling, activation quantization) is not, so the tok/s are upper
 // bounds of today's submit pattern, not predictions of `ork run`.
+// The *_schedule_auto phases price what `--schedule auto` would run (runtime/schedule.h): each job on
+// the NPU, or its matmuls on the CPU's int8 path, whichever the model prices lower — the CPU side
+// priced by the same profile's CPU parameters (sim::cost_cpu_matmul_ns).
 // Usage: board_model [--board-profile FILE]
 #include <cstdio>
 #include <cstring>
@@ -17,6 +20,7 @@
 #include "core/json.h"
 #include "npu/device.h"
 #include "npu/matmul.h"
+#include "runtime/schedule.h"
 
 using namespace ork;
 
@@ -42,6 +46,7 @@ const Shape kShapes[] = {
 struct Phase {
   double ns = 0, submits = 0, tasks = 0, ddr = 0, switches = 0;
   double busy[3] = {0, 0, 0};
+  double cpu_ns = 0, cpu_matmuls = 0;  // the schedule's CPU matmuls (schedule auto only)
 };
 
 // The modeled cost of one job of int8 matmuls sharing an (m × k) input, one per entry of `ns` (an
@@ -72,10 +77,29 @@ void price(npu::Device& dev, npu::MatmulScratch& scratch, int64_t m, int64_t k, 
   for (int i = 0; i < 3; ++i) ph.busy[i] += times * (after.modeled_core_busy_ns[i] - before.modeled_core_busy_ns[i]);
 }
 
+// Where `--schedule auto` runs the job: on the NPU (priced by the simulator) or its matmuls on the CPU.
+void price_scheduled(npu::Device& dev, npu::MatmulScratch& scratch, const runtime::Scheduler* sched, int64_t m,
+                     int64_t k, std::vector<int64_t> ns, double times, Phase& ph) {
+  if (sched == nullptr || !sched->choose(m, k, ns).cpu) {
+    price(dev, scratch, m, k, std::move(ns), times, ph);
+    return;
+  }
+  for (int64_t n : ns) {
+    const double t = npu::sim::cost_cpu_matmul_ns(sched->profile(), m, k, n);
+    ph.ns += times * t;
+    ph.cpu_ns += times * t;
+    ph.cpu_matmuls += times;
+  }
+}
+
 // grouped: Q/K/V and gate/up as one job each (as ork runs a resident model); else one job per matmul.
-Phase price_model(npu::Device& dev, const Shape& s, int64_t m, bool grouped) {
+// sched: each group where --schedule auto puts it (grouped only); null: all on the NPU.
+Phase price_model(npu::Device& dev, const Shape& s, int64_t m, bool grouped,
+                  const runtime::Scheduler* sched = nullptr) {
   npu::MatmulScratch scratch(dev);
   Phase ph;
+  const auto price = [&](npu::Device& d, npu::MatmulScratch& sc, int64_t mm, int64_t k, std::vector<int64_t> ns,
+                         double times, Phase& p) { price_scheduled(d, sc, sched, mm, k, std::move(ns), times, p); };
   const int64_t q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
   const double L = double(s.layers);
   if (grouped) {
@@ -95,15 +119,20 @@ Phase price_model(npu::Device& dev, const Shape& s, int64_t m, bool grouped) {
 
 void write_phase(JsonWriter& j, const Phase& ph, int64_t tokens) {
   j.begin_object();
-  j.key("modeled_npu_ms").value(ph.ns / 1e6);
+  j.key("modeled_ms").value(ph.ns / 1e6);
+  j.key("modeled_npu_ms").value((ph.ns - ph.cpu_ns) / 1e6);
   j.key("tok_per_s").value(double(tokens) / (ph.ns / 1e9));
   j.key("submits_per_token").value(ph.submits / double(tokens));
   j.key("tasks_per_token").value(ph.tasks / double(tokens));
   j.key("ddr_bytes_per_token").value(ph.ddr / double(tokens));
   j.key("domain_switches_per_token").value(ph.switches / double(tokens));
   j.key("npu_busy_fraction").begin_array();
-  for (double b : ph.busy) j.value(b / ph.ns);
+  for (double b : ph.busy) j.value(b / ph.ns);  // of the whole modeled time
   j.end_array();
+  if (ph.cpu_matmuls > 0) {
+    j.key("cpu_modeled_ms").value(ph.cpu_ns / 1e6);
+    j.key("cpu_matmuls_per_token").value(ph.cpu_matmuls / double(tokens));
+  }
   j.end_object();
 }
 
@@ -149,6 +178,11 @@ int main(int argc, char** argv) {
       write_phase(j, price_model(*dev, s, 1, false), 1);
       j.key("prefill_128_one_job_per_matmul");
       write_phase(j, price_model(*dev, s, 128, false), 128);
+      const runtime::Scheduler sched(runtime::Schedule::kAuto, o.board, dev->caps().cores, 128, true);
+      j.key("decode_schedule_auto");
+      write_phase(j, price_model(*dev, s, 1, true, &sched), 1);
+      j.key("prefill_128_schedule_auto");
+      write_phase(j, price_model(*dev, s, 128, true, &sched), 128);
       j.key("rkllm").begin_object();
       j.key("decode_tok_per_s").value(s.rkllm_decode).key("prefill_tok_per_s").value(s.rkllm_prefill);
       j.key("source").value(s.rkllm_source);

@@ -19,4 +19,13 @@ void CpuInt8Matmul::matmul(const model::Linear& w, const float* x, int64_t m, fl
   ops::matmul_w8a8(pool_, quant::rotate_for_int8(x, m, w.k, xr_), m, w.k, q->q.data(), q->scales.data(), w.n, y);
 }
 
+uint64_t CpuInt8Matmul::quantized_bytes() const {
+  std::lock_guard lock(mutex_);
+  uint64_t b = 0;
+  for (const auto& q : quantized_) {
+    if (q) b += q->q.size() * sizeof(q->q[0]) + q->scales.size() * sizeof(q->scales[0]);
+  }
+  return b;
+}
+
 }  // namespace ork::runtime

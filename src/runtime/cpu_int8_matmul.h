@@ -21,10 +21,12 @@ class CpuInt8Matmul final : public model::MatmulBackend {
   CpuInt8Matmul(ThreadPool& pool, size_t n_weights) : pool_(pool), quantized_(n_weights) {}
   void matmul(const model::Linear& w, const float* x, int64_t m, float* y) override;
   const char* name() const override { return "cpu-int8"; }
+  // RAM of the weights quantized so far (int8 rows and f32 scales).
+  uint64_t quantized_bytes() const;
 
  private:
   ThreadPool& pool_;
-  std::mutex mutex_;  // guards the slots of quantized_
+  mutable std::mutex mutex_;  // guards the slots of quantized_
   std::vector<float> xr_;  // the rotated activations (quant/hadamard.h); one matmul at a time
   std::vector<std::unique_ptr<weights::QuantizedRows>> quantized_;  // by Linear::index, on first use
 };

@@ -11,6 +11,7 @@
 #include "ops/qpanels.h"
 #include "runtime/context_size.h"
 #include "runtime/cpu_int8_matmul.h"
+#include "runtime/hybrid_matmul.h"
 #include "model/forward.h"
 #include "runtime/npu_matmul.h"
 #include "weights/hash64.h"
@@ -206,7 +207,17 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   if (!options.weight_mem.empty()) import_weight_mem(options.weight_mem);
   if (plan_->mode == weights::Residency::kResident) cache_->load_all(weight_mem_.empty() ? nullptr : &weight_mem_);
   cache_->mark_warm();
-  backend_ = std::move(npu_backend);
+  if (options.schedule == Schedule::kNpu) {
+    backend_ = std::move(npu_backend);
+    return;
+  }
+  Scheduler scheduler(options.schedule, npu::sim::load_board_profile(options.npu.board_profile),
+                      std::max<uint32_t>(1, std::min<uint32_t>(3, device_->caps().cores)), plan_->m_max,
+                      plan_->mode == weights::Residency::kResident);
+  auto hybrid = std::make_unique<HybridMatmul>(std::move(npu_backend), *pool_, model_->weights().linears().size(),
+                                               std::move(scheduler), options.npu.sim_timing_only);
+  hybrid_ = hybrid.get();
+  backend_ = std::move(hybrid);
 }
 
 void Engine::import_weight_mem(const std::vector<ExternalMemory>& mem) {
@@ -449,6 +460,10 @@ EngineMemory Engine::memory() const {
   }
   m.weight_shared_bytes = weight_shared_bytes_;
   m.weights_shared = weights_shared_;
+  if (hybrid_ != nullptr) {
+    std::lock_guard lock(*forward_mutex_);  // the CPU copies are made during forward passes
+    m.cpu_weight_bytes = hybrid_->stats().cpu_weight_bytes;
+  }
   m.scratch_shared = scratch_shared_;
   m.scratch_own_need = scratch_own_need_;
   for (const npu::Buffer& b : weight_mem_) m.weight_external_bytes += b.size();

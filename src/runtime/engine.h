@@ -21,6 +21,7 @@
 #include "model/matmul_backend.h"
 #include "model/model.h"
 #include "npu/device.h"
+#include "runtime/schedule.h"
 #include "weights/cache.h"
 #include "weights/plan.h"
 #include "weights/prefetcher.h"
@@ -29,7 +30,9 @@
 namespace ork::runtime {
 
 class Engine;
+class HybridMatmul;
 class NpuMatmul;
+struct ScheduleStats;
 
 // Caller memory ("allocate outside"): an fd (a dma-buf; a memfd on the simulator) and its bytes.
 struct ExternalMemory {
@@ -82,6 +85,8 @@ struct EngineOptions {
   std::string persist_path;     // .orkpack cache (ORK_PERSIST, --persist); "" = none
   bool evict_src = false;       // drop GGUF pages of packed weights (ORK_EVICT_SRC, --evict-src)
   std::string tokenizer_pre;     // non-empty: overrides tokenizer.ggml.pre (--tokenizer-pre)
+  // npu/sim: where each linear runs (runtime/schedule.h; --schedule). npu: all on the device.
+  Schedule schedule = Schedule::kNpu;
 
   // Sharing with an Engine loaded earlier (npu/sim only; it must outlive this one). Either one makes
   // this Engine use that Engine's Device (the device options above are then ignored).
@@ -144,6 +149,7 @@ struct EngineMemory {
   uint64_t scratch_own_need = 0;                // what a scratch of its own would take (device bytes)
   uint64_t weight_external_bytes = 0;           // caller memory imported for the weights (weight_mem)
   uint64_t scratch_external_bytes = 0;          // caller memory imported for the scratch it uses (scratch_mem)
+  uint64_t cpu_weight_bytes = 0;                // RAM of the int8 copies the schedule's CPU calls made (host)
 };
 
 // What loading a model would take, computed before loading anything onto the device (`ork mem`).
@@ -200,6 +206,8 @@ class Engine {
   weights::Cache* cache() { return cache_.get(); }          // null on the CPU
   ResidencyStats residency_stats() const;
   EngineMemory memory() const;
+  // The schedule's choices and counts; null unless the schedule is auto or cpu on npu/sim.
+  const HybridMatmul* hybrid() const { return hybrid_; }
 
   // Held by Context::eval around each forward pass.
   std::mutex& forward_mutex() { return *forward_mutex_; }
@@ -230,6 +238,7 @@ class Engine {
   std::unique_ptr<weights::Cache> cache_;
   std::unique_ptr<weights::Prefetcher> prefetcher_;
   std::unique_ptr<model::MatmulBackend> backend_;
+  HybridMatmul* hybrid_ = nullptr;  // backend_ when the schedule is not npu
 };
 
 }  // namespace ork::runtime

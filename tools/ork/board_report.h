@@ -1,6 +1,7 @@
 // The `board_model` object of `ork run --json` (and the "modeled" line of --stats) on --device sim:
 // the simulator's modeled RK3588 time (src/npu/sim/board_model.h, docs/board-model.md) of the NPU jobs
-// of the prompt and of the decoded tokens, per token. MODELED, and of the NPU jobs only: host work
+// of the prompt and of the decoded tokens, per token, plus — with --schedule auto|cpu — the modeled
+// time of the matmuls the schedule ran on the CPU. MODELED, and of the matmuls only: other host work
 // (norms, RoPE, attention, sampling, quantizing activations) is not priced, so the tok/s are upper
 // bounds of what the board would do with ork's submit pattern.
 #pragma once
@@ -9,12 +10,22 @@
 #include <string>
 
 #include "npu/sim/sim_kernel.h"
+#include "runtime/engine.h"
 
 namespace ork::cli {
 
+// The modeled time so far: the simulator's NPU jobs and the schedule's CPU matmuls.
+struct BoardSnapshot {
+  npu::sim::SimStats npu;
+  double cpu_ns = 0;
+};
+// engine's device must be the simulator.
+BoardSnapshot board_snapshot(const runtime::Engine& engine);
+
 struct BoardReport {
   std::string profile;           // the board profile's name
-  npu::sim::SimStats start, after_prompt, end;
+  bool cpu_priced = false;       // the schedule runs matmuls on the CPU (their modeled time included)
+  BoardSnapshot start, after_prompt, end;
   int64_t prompt_tokens = 0;     // evaluated in the prompt's passes
   int64_t decode_tokens = 0;     // evaluated one per pass after the prompt
 

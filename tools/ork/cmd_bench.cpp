@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "commands.h"
 #include "device_flags.h"
 #include "bench_speculative.h"
+#include "board_report.h"
+#include "runtime/hybrid_matmul.h"
 #include "speculative_flags.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -165,6 +168,14 @@ int cmd_bench(const std::vector<std::string>& argv) {
   ctx.eval(random_tokens(std::min<int64_t>(std::max<int64_t>(n_prompt, 1), 16), n_vocab, 1));
   ctx.eval(random_tokens(1, n_vocab, 2));
 
+  // On the simulator: the modeled board time of the timed passes (board_report.h).
+  std::optional<BoardReport> board;
+  if (engine.device() != nullptr && engine.device()->sim_kernel() != nullptr) {
+    board.emplace();
+    board->profile = engine.device()->sim_kernel()->options().board.name;
+    board->cpu_priced = engine.hybrid() != nullptr;
+    board->start = board_snapshot(engine);
+  }
   std::vector<double> pp, tg;
   for (int r = 0; r < reps && n_prompt > 0; ++r) {
     const std::vector<int32_t> tokens = random_tokens(n_prompt, n_vocab, uint32_t(100 + r));
@@ -173,12 +184,18 @@ int cmd_bench(const std::vector<std::string>& argv) {
     ctx.eval(tokens);
     pp.push_back(1000.0 * double(n_prompt) / (now_ms() - t0));
   }
+  if (board) board->after_prompt = board_snapshot(engine);
   for (int r = 0; r < reps && n_gen > 0; ++r) {
     const std::vector<int32_t> tokens = random_tokens(n_gen, n_vocab, uint32_t(200 + r));
     ctx.reset();
     const double t0 = now_ms();
     for (int32_t id : tokens) ctx.eval({id});
     tg.push_back(1000.0 * double(n_gen) / (now_ms() - t0));
+  }
+  if (board) {
+    board->end = board_snapshot(engine);
+    board->prompt_tokens = n_prompt > 0 ? n_prompt * reps : 0;
+    board->decode_tokens = n_gen * reps;
   }
 
   const uint64_t wbytes = weight_bytes_per_token(engine.model());
@@ -216,6 +233,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
     j.key("decode_bandwidth_fraction").value(mem_gbs > 0 ? decode_gbs / mem_gbs : 0.0);
     j.key("read_gb_per_s").value(read_gbs);
     j.key("decode_read_fraction").value(read_gbs > 0 ? decode_gbs / read_gbs : 0.0);
+    if (board) j.key("board_model").raw(board->to_json());
+    if (engine.hybrid() != nullptr) j.key("schedule").raw(engine.hybrid()->stats().to_json());
     if (wants_speculative(args) && n_gen > 0) bench_speculative(args, engine, n_gen, reps, &j);
     j.end_object();
     std::printf("%s\n", j.str().c_str());
@@ -232,6 +251,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
                   "(read+write), %.0f%% of the read bandwidth %.2f GB/s (%d threads, best of 7)\n",
                   decode_gbs, mem_gbs > 0 ? 100.0 * decode_gbs / mem_gbs : 0.0, mem_gbs,
                   read_gbs > 0 ? 100.0 * decode_gbs / read_gbs : 0.0, read_gbs, engine.threads());
+    if (board) std::printf("%s\n", board->to_text().c_str());
     if (wants_speculative(args) && n_gen > 0) bench_speculative(args, engine, n_gen, reps, nullptr);
   }
   return 0;

@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "board_report.h"
+#include "runtime/hybrid_matmul.h"
 #include "sampling_flags.h"
 #include "speculative_flags.h"
 #include "commands.h"
@@ -130,11 +131,12 @@ int cmd_run(const std::vector<std::string>& argv) {
   if (sim != nullptr && spec.source == nullptr) {
     board.emplace();
     board->profile = sim->options().board.name;
-    board->start = sim->stats();
+    board->cpu_priced = engine.hybrid() != nullptr;
+    board->start = board_snapshot(engine);
   }
   bool prompt_done = false;
   const auto on_token = [&](int32_t id) {
-    if (board && !prompt_done) board->after_prompt = sim->stats();
+    if (board && !prompt_done) board->after_prompt = board_snapshot(engine);
     prompt_done = true;
     const std::string piece = tok.decode_token(id);
     text += piece;
@@ -160,8 +162,8 @@ int cmd_run(const std::vector<std::string>& argv) {
   }
 
   if (board) {
-    if (!prompt_done) board->after_prompt = sim->stats();
-    board->end = sim->stats();
+    if (!prompt_done) board->after_prompt = board_snapshot(engine);
+    board->end = board_snapshot(engine);
     board->prompt_tokens = r.n_prompt;
     board->decode_tokens = ctx.n_past() - r.n_prompt;
   }
@@ -187,6 +189,7 @@ int cmd_run(const std::vector<std::string>& argv) {
     if (engine.plan() != nullptr) j.key("residency").raw(engine.residency_stats().to_json());
     if (spec.source != nullptr) j.key("draft").raw(spec_stats.to_json());
     if (board) j.key("board_model").raw(board->to_json());
+    if (engine.hybrid() != nullptr) j.key("schedule").raw(engine.hybrid()->stats().to_json());
     j.end_object();
     std::printf("%s\n", j.str().c_str());
   } else {
@@ -199,6 +202,9 @@ int cmd_run(const std::vector<std::string>& argv) {
                  r.hit_ctx ? ", stopped: context full" : "");
   }
   if (args.has("--stats") && board) std::fprintf(stderr, "%s\n", board->to_text().c_str());
+  if (args.has("--stats") && engine.hybrid() != nullptr) {
+    std::fprintf(stderr, "%s\n", engine.hybrid()->stats().to_text().c_str());
+  }
   if (args.has("--stats") && spec.source != nullptr) {
     const runtime::SpeculativeStats& t = spec_stats;
     std::fprintf(stderr,

@@ -14,6 +14,8 @@ const std::vector<OptionSpec> kSimOptions = {
     {{"--sim-domains"}, true, "simulated IOMMU domains (ORK_SIM_DOMAINS, default 16)"},
     {{"--sim-cores"}, true, "simulated NPU cores (ORK_SIM_CORES, default 3)"},
     {{"--board-profile"}, true, "JSON parameters of the board cost model (ORK_BOARD_PROFILE; docs/board-model.md)"},
+    {{"--schedule"}, true, "npu/sim: where matmuls run: npu (default), cpu, or auto (the board model's "
+                           "faster one per shape; docs/board-model.md)"},
     {{"--sim-timing-only"}, false, "simulated NPU: model the time, skip the arithmetic (outputs are meaningless; "
                                    "ORK_SIM_TIMING_ONLY=1)"},
 };
@@ -50,6 +52,11 @@ runtime::EngineOptions engine_options(const Args& args, const std::string& devic
   eo.persist_path = args.get_or("--persist", env_string("ORK_PERSIST").value_or(""));
   eo.evict_src = args.has("--evict-src") || env_flag("ORK_EVICT_SRC", false);
   eo.tokenizer_pre = args.get_or("--tokenizer-pre", "");
+  try {
+    eo.schedule = runtime::parse_schedule(args.get_or("--schedule", "npu"));
+  } catch (const Error& e) {
+    throw UsageError{std::string("--schedule: ") + e.what()};
+  }
   return eo;
 }
 

@@ -24,6 +24,9 @@ constexpr Field kFields[] = {
     {"submit_us", &BoardProfile::submit_us},
     {"task_us", &BoardProfile::task_us},
     {"domain_switch_us", &BoardProfile::domain_switch_us},
+    {"cpu_read_gbps", &BoardProfile::cpu_read_gbps},
+    {"cpu_int8_gmacs", &BoardProfile::cpu_int8_gmacs},
+    {"cpu_call_us", &BoardProfile::cpu_call_us},
 };
 
 }  // namespace
@@ -82,6 +85,12 @@ JobCost cost_job(const BoardProfile& p, const std::array<std::vector<TaskWork>, 
   }
   c.total_ns = p.submit_us * 1e3 + (switched ? p.domain_switch_us * 1e3 : 0) + slowest;
   return c;
+}
+
+double cost_cpu_matmul_ns(const BoardProfile& p, int64_t m, int64_t k, int64_t n) {
+  const double bytes = double(n) * double(k) + 4.0 * double(n);
+  const double macs = double(m) * double(k) * double(n);
+  return p.cpu_call_us * 1e3 + std::max(bytes / p.cpu_read_gbps, macs / p.cpu_int8_gmacs);  // GB/s = bytes/ns
 }
 
 }  // namespace ork::npu::sim

@@ -40,6 +40,17 @@ struct BoardProfile {
   double task_us = 2.0;
   // One IOMMU domain switch: not measured publicly; a guess to be calibrated.
   double domain_switch_us = 100.0;
+
+  // CPU (4 × Cortex-A76 at 2.4 GHz), for the hybrid schedule (runtime/schedule.h): an int8 matmul
+  // on the CPU takes  cpu_call_us + max(weight bytes / cpu_read_gbps, MACs / cpu_int8_gmacs).
+  // Sequential read bandwidth "17–22 GB/s" sustained on an RK3588 (Turing Pi RK1 benchmarks); the
+  // low end, as ork's kernels are not measured there (docs/board-model.md).
+  double cpu_read_gbps = 17.0;
+  // 4 cores × 2.4 GHz × 32 int8 MACs/cycle (two 128-bit SDOT per cycle, Arm Cortex-A76 Software
+  // Optimization Guide) = 307 GMAC/s peak; 0.4 of it is a guess, to be calibrated.
+  double cpu_int8_gmacs = 120.0;
+  // Waking the thread pool and joining it once per matmul: a guess, to be calibrated.
+  double cpu_call_us = 10.0;
 };
 
 // The built-in profile, or `path`'s fields over it (a JSON object of the names above; an unknown
@@ -62,5 +73,9 @@ struct JobCost {
 
 // per_core[c]: the tasks core c ran, in order (empty: core idle). `switched`: the job changed domain.
 JobCost cost_job(const BoardProfile& p, const std::array<std::vector<TaskWork>, 3>& per_core, bool switched);
+
+// The modeled time (ns) of an (m × k) · (n × k)ᵀ int8 matmul on the board's CPU (the w8a8 path:
+// n × k int8 weights plus n f32 scales read once).
+double cost_cpu_matmul_ns(const BoardProfile& p, int64_t m, int64_t k, int64_t n);
 
 }  // namespace ork::npu::sim

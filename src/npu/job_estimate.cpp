@@ -1,0 +1,41 @@
+#include "npu/job_estimate.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "npu/matmul_job.h"
+
+namespace ork::npu {
+
+namespace {
+
+// One submit of `m` rows (m ≤ m_max): each task's MACs and bytes (A block + B slice + C block) as
+// the simulated core accounts them (sim/executor.cpp).
+double one_submit_ns(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns, uint32_t cores) {
+  const JobPlan job = plan_job(m, k, ns, Dtype::kI8, cores);
+  std::array<std::vector<sim::TaskWork>, 3> per_core;
+  for (uint32_t core = 0; core < 3; ++core) {
+    for (uint32_t j = job.core_start[core]; j < job.core_start[core] + job.core_count[core]; ++j) {
+      const JobPlan::Entry& e = job.order[j];
+      const TaskTile& t = job.parts[e.part].tasks[e.task];
+      const uint64_t a = uint64_t(t.mt) * uint64_t(t.ks), b = uint64_t(t.nt) * uint64_t(t.ks);
+      const uint64_t c = uint64_t(t.mt) * uint64_t(t.nt) * 4;
+      per_core[core].push_back({false, uint64_t(t.mt) * uint64_t(t.ks) * uint64_t(t.nt), a + b + c});
+    }
+  }
+  return sim::cost_job(p, per_core, false).total_ns;
+}
+
+}  // namespace
+
+double estimate_job_ns(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns,
+                       uint32_t cores, int64_t m_max) {
+  ORK_CHECK(m >= 1 && m_max >= 1, "estimate_job_ns: m ", m, ", m_max ", m_max);
+  const int64_t full = m / m_max, rest = m % m_max;
+  double t = 0;
+  if (full > 0) t += double(full) * one_submit_ns(p, m_max, k, ns, cores);
+  if (rest > 0) t += one_submit_ns(p, rest, k, ns, cores);
+  return t;
+}
+
+}  // namespace ork::npu

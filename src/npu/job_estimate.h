@@ -1,0 +1,19 @@
+// The modeled board time of an NPU job before it runs: the job ork would submit for C_i (M×N_i) =
+// A (M×K) · B_iᵀ (npu::plan_job's tasks, in chunks of at most m_max rows, one submit per chunk)
+// priced by the board cost model (sim/board_model.h) exactly as the simulator prices the tasks it
+// decodes. The hybrid schedule (runtime/schedule.h) compares it with the CPU's modeled time.
+// Pure, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "npu/sim/board_model.h"
+
+namespace ork::npu {
+
+// ns: one entry per weight of the job (one entry: a single matmul). cores: 1..3. m_max ≥ 1.
+double estimate_job_ns(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns,
+                       uint32_t cores, int64_t m_max);
+
+}  // namespace ork::npu

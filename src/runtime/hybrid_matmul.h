@@ -1,0 +1,71 @@
+// runtime::HybridMatmul — the MatmulBackend of an NPU device with a schedule (runtime/schedule.h):
+// each call (one linear, or a group sharing one input) runs on the NPU (NpuMatmul) or on the CPU's
+// w8a8 int8 path (CpuInt8Matmul) as the Scheduler chooses for its shape. Both compute the same
+// integers, so the tokens are the same whichever it picks (tests/runtime/schedule_test.cpp).
+//
+// The CPU copy of a weight (int8 rows and scales) is made on its first CPU call and kept
+// (stats().cpu_weight_bytes). With a timing-only simulator the CPU calls skip their arithmetic too
+// (outputs zero, meaningless as the simulator's), but their modeled time is counted.
+// Thread-safety: one forward pass at a time (as every backend); stats() between passes.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "model/matmul_backend.h"
+#include "runtime/cpu_int8_matmul.h"
+#include "runtime/npu_matmul.h"
+#include "runtime/schedule.h"
+
+namespace ork::runtime {
+
+struct ScheduleStats {
+  std::string schedule;          // auto | npu | cpu
+  std::string profile;           // the board profile the choices came from
+  std::string fixed_reason;      // why auto keeps everything on the NPU ("" when it decides per call)
+  uint64_t npu_calls = 0, cpu_calls = 0;
+  double cpu_modeled_ns = 0;     // Σ modeled board time of the calls run on the CPU
+  uint64_t cpu_weight_bytes = 0; // RAM of the CPU copies of weights (int8 rows + scales)
+  struct Decision {
+    std::string what;            // the weights' names without the layer prefix ("attn_q+attn_k+attn_v")
+    int64_t m = 0;               // rows of the call
+    Choice choice;
+    uint64_t calls = 0;
+  };
+  std::vector<Decision> decisions;  // one per (what, m), in first-seen order
+  std::string to_json() const;
+  std::string to_text() const;      // lines for --stats, each starting "ork: schedule"
+};
+
+class HybridMatmul final : public model::MatmulBackend {
+ public:
+  // skip_cpu_arithmetic: the device is a timing-only simulator.
+  HybridMatmul(std::unique_ptr<NpuMatmul> npu, ThreadPool& pool, size_t n_weights, Scheduler scheduler,
+               bool skip_cpu_arithmetic);
+  void matmul(const model::Linear& w, const float* x, int64_t m, float* y) override;
+  void matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+                    std::span<float* const> ys) override;
+  const char* name() const override { return npu_->name(); }
+  NpuMatmul& npu() { return *npu_; }
+  ScheduleStats stats() const;
+
+ private:
+  // The decision for this call (made once per (weights, m) and remembered), its calls counted.
+  const Choice& decide(std::span<const model::Linear* const> ws, int64_t m);
+  void run_cpu(const model::Linear& w, const float* x, int64_t m, float* y);
+
+  std::unique_ptr<NpuMatmul> npu_;
+  CpuInt8Matmul cpu_;
+  Scheduler scheduler_;
+  bool skip_cpu_arithmetic_;
+  std::map<std::tuple<int32_t, size_t, int64_t>, size_t> memo_;  // (first index, count, m) → decisions_
+  std::vector<ScheduleStats::Decision> decisions_;
+  uint64_t npu_calls_ = 0, cpu_calls_ = 0;
+  double cpu_modeled_ns_ = 0;
+};
+
+}  // namespace ork::runtime

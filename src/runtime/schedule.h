@@ -1,0 +1,57 @@
+// runtime::Scheduler — where a linear layer (or a group of linears sharing one input: a layer's
+// Q/K/V, its gate and up) runs on an NPU device: on the NPU, or on the CPU's w8a8 int8 path
+// (CpuInt8Matmul, bit-identical to the NPU's arithmetic, so the tokens are the same either way).
+//
+//   npu   everything on the NPU (the default: the board model is not calibrated on a board yet);
+//   cpu   everything on the CPU int8 path (the device holds the weights but runs nothing);
+//   auto  per call shape, whichever the board cost model says finishes first: the NPU job's modeled
+//         time (npu/job_estimate.h: submit, tasks, MACs, DDR) against the CPU's
+//         (sim::cost_cpu_matmul_ns). Decode (M = 1) of small weights goes to the CPU when one submit
+//         costs more than reading the weight; prefill goes to the NPU. Streamed plans stay on the
+//         NPU (a CPU copy of a streamed weight would hold in RAM what the plan streams).
+// Pure decisions; thread-safe (const).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "npu/sim/board_model.h"
+
+namespace ork::runtime {
+
+enum class Schedule { kNpu, kCpu, kAuto };
+
+// "npu" | "cpu" | "auto"; anything else is an ork::Error naming the value.
+Schedule parse_schedule(const std::string& s);
+const char* schedule_name(Schedule s);
+
+struct Choice {
+  bool cpu = false;
+  double npu_ns = 0;  // modeled board time on the NPU (every chunk's submit)
+  double cpu_ns = 0;  // modeled board time on the CPU (every weight of the group)
+};
+
+class Scheduler {
+ public:
+  // cores: NPU cores a job may use; m_max: rows per NPU submit; resident: the plan keeps every weight
+  // on the device.
+  Scheduler(Schedule schedule, npu::sim::BoardProfile profile, uint32_t cores, int64_t m_max, bool resident);
+
+  // The choice for (m × k) inputs against weights with ns[i] output rows each, run as one NPU job.
+  Choice choose(int64_t m, int64_t k, std::span<const int64_t> ns) const;
+
+  Schedule schedule() const { return schedule_; }
+  const npu::sim::BoardProfile& profile() const { return profile_; }
+  // Why `auto` keeps everything on the NPU, or "" when it decides per call.
+  const std::string& fixed_reason() const { return fixed_reason_; }
+
+ private:
+  Schedule schedule_;
+  npu::sim::BoardProfile profile_;
+  uint32_t cores_;
+  int64_t m_max_;
+  std::string fixed_reason_;
+};
+
+}  // namespace ork::runtime
