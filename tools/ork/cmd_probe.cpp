@@ -16,6 +16,7 @@
 #include "npu/probe_matmul.h"
 #include "npu/probe_regcmd.h"
 #include "npu/probe_stream.h"
+#include "probe_calibrate.h"
 #include "probe_persist.h"
 #include "probe_report.h"
 
@@ -34,7 +35,7 @@ const std::vector<OptionSpec> kProbeOptions = {
 };
 
 const char* kProbeUsage =
-    "usage: ork probe (matmul | dma | stream | report | regcmd | persist) [options]\n"
+    "usage: ork probe (matmul | dma | stream | report | regcmd | persist | calibrate) [options]\n"
     "  matmul   the matmul parity suite on the device against the CPU: one-task shapes, then\n"
     "           chained tasks on one core, then all cores; stops at the first failure\n"
     "  dma      allocate buffers until the IOVA window is full, in each domain\n"
@@ -43,7 +44,9 @@ const char* kProbeUsage =
     "           (ork probe report --help)\n"
     "  regcmd   print the register commands ork submits for one matmul (ork probe regcmd --help)\n"
     "  persist  per weight: pack vs load-from-.orkpack time and a byte-identical round trip\n"
-    "           (ork probe persist --help)\n\n";
+    "           (ork probe persist --help)\n"
+    "  calibrate  measure the board cost model's parameters and write a board profile\n"
+    "           (ork probe calibrate --help)\n\n";
 
 const std::vector<OptionSpec> kRegcmdOptions = {
     {{"--dtype"}, true, "i8 | f16 (default i8)"},
@@ -107,8 +110,9 @@ int cmd_probe(const std::vector<std::string>& argv) {
   if (which == "persist") return probe_persist(rest);
   if (which == "report") return probe_report(rest);
   if (which == "regcmd") return probe_regcmd(rest);
+  if (which == "calibrate") return probe_calibrate(rest);
   if (which != "dma" && which != "stream" && which != "matmul") {
-    throw UsageError{"unknown probe '" + which + "' (matmul, dma, stream, report, regcmd, persist)"};
+    throw UsageError{"unknown probe '" + which + "' (matmul, dma, stream, report, regcmd, persist, calibrate)"};
   }
   std::vector<OptionSpec> specs = kProbeOptions;
   specs.insert(specs.end(), kSimOptions.begin(), kSimOptions.end());
