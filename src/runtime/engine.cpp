@@ -202,6 +202,13 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
       }
     }
     npu_backend = std::make_unique<NpuMatmul>(*device_, *cache_, prefetcher_.get(), scratch_);
+    if (device_->sim_kernel() != nullptr && plan_->mode == weights::Residency::kStream) {
+      modeled_loads_ = std::make_unique<weights::ModeledLoads>(
+          plan_->prefetch_slots, device_->sim_kernel()->options().board.load_gbps);
+      npu_backend->model_loads(modeled_loads_.get(), [this] {
+        return device_->sim_kernel()->stats().modeled_ns + (hybrid_ != nullptr ? hybrid_->cpu_modeled_ns() : 0.0);
+      });
+    }
     for (const auto& [mine, theirs] : shared) npu_backend->redirect(mine, *other->cache_, theirs);
   }
   if (!options.weight_mem.empty()) import_weight_mem(options.weight_mem);
@@ -497,6 +504,14 @@ ResidencyStats Engine::residency_stats() const {
   r.stall_ms = c.stall_ms;
   r.load_ms = c.load_ms;
   r.prefetch_hidden_fraction = c.load_ms > 0 ? std::max(0.0, 1.0 - c.stall_ms / c.load_ms) : 0.0;
+  if (modeled_loads_) {
+    std::lock_guard lock(*forward_mutex_);  // updated during forward passes
+    const weights::ModeledLoadStats& m = modeled_loads_->stats();
+    r.modeled = true;
+    r.modeled_load_ms = m.load_ns / 1e6;
+    r.modeled_stall_ms = m.stall_ns / 1e6;
+    r.modeled_prefetch_hidden_fraction = m.hidden_fraction();
+  }
   r.loaded = s.loaded;
   r.packed = s.packed;
   r.pack_ms = s.pack_ms;
@@ -521,6 +536,11 @@ std::string ResidencyStats::to_json() const {
   j.key("stall_ms").value(stall_ms);
   j.key("load_ms").value(load_ms);
   j.key("prefetch_hidden_fraction").value(prefetch_hidden_fraction);
+  if (modeled) {
+    j.key("modeled_load_ms").value(modeled_load_ms);
+    j.key("modeled_stall_ms").value(modeled_stall_ms);
+    j.key("modeled_prefetch_hidden_fraction").value(modeled_prefetch_hidden_fraction);
+  }
   j.key("loaded").value(loaded);
   j.key("packed").value(packed);
   j.key("pack_ms").value(pack_ms);

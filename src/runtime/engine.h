@@ -23,6 +23,7 @@
 #include "npu/device.h"
 #include "runtime/schedule.h"
 #include "weights/cache.h"
+#include "weights/modeled_loads.h"
 #include "weights/plan.h"
 #include "weights/prefetcher.h"
 #include "weights/store.h"
@@ -130,6 +131,9 @@ struct ResidencyStats {
   double stall_ms = 0;
   double load_ms = 0;
   double prefetch_hidden_fraction = 0;  // 1 − stall / load
+  // sim, streamed plans: the same in the board model's time (weights/modeled_loads.h)
+  bool modeled = false;
+  double modeled_load_ms = 0, modeled_stall_ms = 0, modeled_prefetch_hidden_fraction = 0;
   uint64_t loaded = 0;          // weights served from the .orkpack
   uint64_t packed = 0;          // weights packed from the GGUF
   double pack_ms = 0;           // time the store spent packing
@@ -208,6 +212,8 @@ class Engine {
   EngineMemory memory() const;
   // The schedule's choices and counts; null unless the schedule is auto or cpu on npu/sim.
   const HybridMatmul* hybrid() const { return hybrid_; }
+  // The streamed loads in the board model's time; null unless a simulator streams the weights.
+  const weights::ModeledLoads* modeled_loads() const { return modeled_loads_.get(); }
 
   // Held by Context::eval around each forward pass.
   std::mutex& forward_mutex() { return *forward_mutex_; }
@@ -237,6 +243,7 @@ class Engine {
   std::unique_ptr<weights::Plan> plan_;
   std::unique_ptr<weights::Cache> cache_;
   std::unique_ptr<weights::Prefetcher> prefetcher_;
+  std::unique_ptr<weights::ModeledLoads> modeled_loads_;
   std::unique_ptr<model::MatmulBackend> backend_;
   HybridMatmul* hybrid_ = nullptr;  // backend_ when the schedule is not npu
 };

@@ -52,6 +52,7 @@ class HybridMatmul final : public model::MatmulBackend {
   const char* name() const override { return npu_->name(); }
   NpuMatmul& npu() { return *npu_; }
   ScheduleStats stats() const;
+  double cpu_modeled_ns() const { return cpu_modeled_ns_; }
 
  private:
   // The decision for this call (made once per (weights, m) and remembered), its calls counted.

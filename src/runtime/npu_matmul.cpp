@@ -32,6 +32,12 @@ void NpuMatmul::redirect(int32_t weight, weights::Cache& other, int32_t other_we
   redirect_[size_t(weight)] = {&other, other_weight};
 }
 
+void NpuMatmul::model_loads(weights::ModeledLoads* loads, std::function<double()> now_ns) {
+  modeled_loads_ = loads;
+  modeled_now_ = std::move(now_ns);
+  seen_loads_.assign(cache_.plan().units.size(), 0);
+}
+
 void NpuMatmul::quantize_input(const float* x, int64_t m, int64_t k) {
   xq_.resize(size_t(m * k));
   sa_.resize(size_t(m));
@@ -104,6 +110,11 @@ void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float*
     const int32_t unit = plan.first_unit[size_t(widx)] + int32_t(s);
     if (prefetcher != nullptr) prefetcher->advance(unit);
     const weights::Cache::Lease lease = cache.acquire(unit);
+    if (modeled_loads_ != nullptr && cache_ptr == &cache_) {
+      const uint64_t loads = cache.load_count(unit);
+      modeled_loads_->acquire(modeled_now_(), sl.bytes, loads != seen_loads_[size_t(unit)]);
+      seen_loads_[size_t(unit)] = loads;
+    }
     const float* sb = cache.scales(widx) + sl.n0;
     const int64_t ns = sl.n1 - sl.n0;
     for (int64_t r0 = 0; r0 < m; r0 += plan.m_max) {

@@ -10,6 +10,7 @@
 // NpuMatmuls must be used by one of them at a time (runtime::Engine serializes them).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "npu/device.h"
 #include "npu/matmul.h"
 #include "weights/cache.h"
+#include "weights/modeled_loads.h"
 #include "weights/prefetcher.h"
 
 namespace ork::runtime {
@@ -34,6 +36,11 @@ class NpuMatmul final : public model::MatmulBackend {
                     std::span<float* const> ys) override;
   const char* name() const override { return device_.caps().simulated ? "sim" : "npu"; }
   const npu::MatmulScratch& scratch() const { return *scratch_; }
+
+  // From now on every unit this backend acquires from its own cache is also timed by `loads` in the
+  // board model's time, `now_ns` giving compute's modeled time (simulator only; both must outlive
+  // this).
+  void model_loads(weights::ModeledLoads* loads, std::function<double()> now_ns);
 
   // From now on weight `weight` (Linear::index) runs on unit(s) of `other_weight` in `other` (a
   // resident cache of the same device holding identical packed bytes and scales; must outlive this).
@@ -53,6 +60,9 @@ class NpuMatmul final : public model::MatmulBackend {
   weights::Prefetcher* prefetcher_;
   std::shared_ptr<npu::MatmulScratch> scratch_;
   std::vector<Source> redirect_;  // by Linear::index
+  weights::ModeledLoads* modeled_loads_ = nullptr;
+  std::function<double()> modeled_now_;
+  std::vector<uint64_t> seen_loads_;  // [unit] cache load count at its previous acquire
   std::vector<int8_t> xq_;
   std::vector<float> sa_, ytmp_, xr_;  // xr_: the rotated activations (quant/hadamard.h)
   std::vector<int32_t> c_;

@@ -126,6 +126,7 @@ bool Cache::load_locked(std::unique_lock<std::mutex>& lock, int32_t unit,
   stats_.resident_bytes += sl.bytes;
   stats_.peak_resident_bytes = std::max(stats_.peak_resident_bytes, stats_.resident_bytes);
   ++stats_.loads;
+  ++slot.loads;
   stats_.bytes_loaded += sl.bytes;
   stats_.load_ms += ms;
   if (warm_) {
@@ -228,6 +229,11 @@ void Cache::release(int32_t unit) {
 const float* Cache::scales(int32_t weight) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return scales_[size_t(weight)].data();
+}
+
+uint64_t Cache::load_count(int32_t unit) const {
+  std::lock_guard lock(mutex_);
+  return slots_.at(size_t(unit)).loads;
 }
 
 bool Cache::is_loaded(int32_t unit) const {

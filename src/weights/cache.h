@@ -82,6 +82,8 @@ class Cache {
   const float* scales(int32_t weight) const;
 
   bool is_loaded(int32_t unit) const;
+  // How many times `unit` was loaded onto the device so far (a changed count: loaded again).
+  uint64_t load_count(int32_t unit) const;
   void mark_warm();  // from now on, loads also count in *_after_warm
   CacheStats stats() const;
   const Plan& plan() const { return plan_; }
@@ -92,6 +94,7 @@ class Cache {
     bool loading = false;
     int pins = 0;
     uint64_t last_use = 0;
+    uint64_t loads = 0;
   };
   // Loads `unit`; the lock is held on entry and exit and released while packing and copying.
   // With `keep` (prefetch), gives up (returns false) instead of evicting a unit in `keep`.

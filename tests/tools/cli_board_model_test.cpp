@@ -52,7 +52,7 @@ TEST_F(CliBoardModel, StatsLabelItModeledAndTheCpuHasNone) {
   const testing::OrkResult s =
       testing::run_ork("run -m " + model_ + " --device sim --prompt-tokens 1,2 -n 3 --temp 0 --stats", dir_);
   ASSERT_EQ(s.status, 0) << s.err;
-  EXPECT_NE(s.err.find("board model (MODELED, profile rk3588-public-v1, NPU jobs only)"), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find("board model (MODELED, profile rk3588-public-v1, NPU jobs and weight waits; host work not priced)"), std::string::npos) << s.err;
   const testing::OrkResult c =
       testing::run_ork("run -m " + model_ + " --device cpu --prompt-tokens 1,2 -n 3 --temp 0 --json", dir_);
   ASSERT_EQ(c.status, 0) << c.err;

@@ -14,10 +14,12 @@
 
 namespace ork::cli {
 
-// The modeled time so far: the simulator's NPU jobs and the schedule's CPU matmuls.
+// The modeled time so far: the simulator's NPU jobs, the schedule's CPU matmuls and the waits for
+// streamed weights.
 struct BoardSnapshot {
   npu::sim::SimStats npu;
   double cpu_ns = 0;
+  double stall_ns = 0;  // compute waiting for streamed weights (weights/modeled_loads.h)
 };
 // engine's device must be the simulator.
 BoardSnapshot board_snapshot(const runtime::Engine& engine);

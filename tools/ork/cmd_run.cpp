@@ -233,6 +233,12 @@ int cmd_run(const std::vector<std::string>& argv) {
                    s.load_ms, s.stall_ms, 100.0 * s.prefetch_hidden_fraction,
                    (unsigned long long)s.packed, s.pack_ms, (unsigned long long)s.loaded,
                    s.pack_load_ms);
+      if (s.modeled) {
+        std::fprintf(stderr,
+                     "ork: residency (MODELED board time, host wall clock above): load %.1f ms, stall %.1f ms, "
+                     "prefetch hid %.0f%%\n",
+                     s.modeled_load_ms, s.modeled_stall_ms, 100.0 * s.modeled_prefetch_hidden_fraction);
+      }
     }
   }
   return 0;

@@ -27,6 +27,7 @@ constexpr Field kFields[] = {
     {"cpu_read_gbps", &BoardProfile::cpu_read_gbps},
     {"cpu_int8_gmacs", &BoardProfile::cpu_int8_gmacs},
     {"cpu_call_us", &BoardProfile::cpu_call_us},
+    {"load_gbps", &BoardProfile::load_gbps},
 };
 
 }  // namespace

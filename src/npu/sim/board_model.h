@@ -51,6 +51,9 @@ struct BoardProfile {
   double cpu_int8_gmacs = 120.0;
   // Waking the thread pool and joining it once per matmul: a guess, to be calibrated.
   double cpu_call_us = 10.0;
+  // Streaming a packed weight into the NPU's buffers: a CPU copy reads and writes every byte, so half
+  // of cpu_read_gbps (derived, not measured; weights/modeled_loads.h).
+  double load_gbps = 8.5;
 };
 
 // The built-in profile, or `path`'s fields over it (a JSON object of the names above; an unknown
