@@ -17,6 +17,11 @@ struct LoadOptions {
   std::string tokenizer_pre;  // non-empty: the pre-tokenizer to use instead of tokenizer.ggml.pre
 };
 
+// The tokenizer of `path` alone: its tokenizer.* metadata, no tensors needed (a vocabulary-only file
+// such as llama.cpp's models/ggml-vocab-*.gguf, which llama.cpp loads with vocab_only). Throws
+// ork::Error naming the path.
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path, const LoadOptions& options = {});
+
 class Model {
  public:
   // Maps and validates `path` (metadata, tensor shapes and types, tokenizer). Throws ork::Error

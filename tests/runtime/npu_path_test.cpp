@@ -81,10 +81,13 @@ TEST_F(NpuPath, StreamingThroughOneDomainIsBitIdenticalToo) {
   // then give up when the window has no room.)
   EXPECT_EQ(s.loaded, 0u);
   EXPECT_GT(s.packed, 0u);
-  // The same loads in the board model's time: every load counted, the waits no more than the loads.
+  // The loads in the board model's time: one per acquire that found its unit loaded again (a
+  // prefetch the cache evicted before use, or one still ahead at the end, is not), the waits no more
+  // than the loads.
   ASSERT_TRUE(s.modeled);
   ASSERT_NE(sim.modeled_loads(), nullptr);
-  EXPECT_EQ(sim.modeled_loads()->stats().loads, s.loads);
+  EXPECT_GT(sim.modeled_loads()->stats().loads, s.loads / 2);
+  EXPECT_LE(sim.modeled_loads()->stats().loads, s.loads);
   EXPECT_GT(s.modeled_load_ms, 0.0);
   EXPECT_GT(s.modeled_stall_ms, 0.0);  // at least the first unit waits
   EXPECT_LE(s.modeled_stall_ms, s.modeled_load_ms);

@@ -41,9 +41,10 @@ int cmd_tokenize(const std::vector<std::string>& argv) {
   }
   const std::string text = args.has("--prompt") ? *args.get("--prompt")
                                                 : read_text_file(*args.get("--file"));
-  const auto model = model::Model::load(args.get_or("--model", default_model_path()),
-                                         {args.get_or("--tokenizer-pre", "")});
-  const model::Tokenizer& tok = model->tokenizer();
+  // The tokenizer alone: a vocabulary-only GGUF (no tensors) tokenizes too, as with llama.cpp.
+  const auto tokenizer = model::load_tokenizer(args.get_or("--model", default_model_path()),
+                                               {args.get_or("--tokenizer-pre", "")});
+  const model::Tokenizer& tok = *tokenizer;
   const std::vector<int32_t> ids = tok.encode(text, args.has("--bos"), args.has("--special"));
 
   if (args.has("--json")) {
