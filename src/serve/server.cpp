@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "model/model.h"
 #include "runtime/chat_session.h"
+#include "runtime/decode_batcher.h"
 #include "serve/request.h"
 #include "serve/slot_pool.h"
 
@@ -54,6 +55,7 @@ struct Server::Impl {
   runtime::Engine& engine;
   ServerOptions opt;
   SlotPool pool;
+  std::optional<runtime::DecodeBatcher> batcher;  // with cont_batching
   std::optional<model::ChatTemplate> tmpl;
   std::string tmpl_error;  // why there is no template (chat routes answer 400 with it)
   httplib::Server http;
@@ -62,6 +64,7 @@ struct Server::Impl {
 
   Impl(runtime::Engine& e, ServerOptions o)
       : engine(e), opt(std::move(o)), pool(e, opt.parallel, opt.n_ctx) {
+    if (opt.cont_batching) batcher.emplace(engine);
     try {
       tmpl = runtime::chat_template_for(engine.model(), opt.chat_template);
     } catch (const Error& err) {
@@ -69,6 +72,8 @@ struct Server::Impl {
       tmpl_error = err.what();
     }
   }
+
+  runtime::DecodeBatcher* batcher_ptr() { return batcher ? &*batcher : nullptr; }
 
   std::vector<int32_t> tokenize(const Request& r) const {
     const model::Tokenizer& tok = engine.model().tokenizer();
@@ -167,7 +172,7 @@ struct Server::Impl {
       GenResult g;
       {
         SlotPool::Lease lease = pool.acquire(prompt);
-        g = generate_on_slot(lease.slot(), prompt, r->gen, [](const std::string&) { return true; });
+        g = generate_on_slot(lease.slot(), prompt, r->gen, [](const std::string&) { return true; }, batcher_ptr());
       }
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       res.set_content(dump(is_ollama(api) ? ollama_obj(*r, g.text, &g, ms) : openai_full(*r, id, g)),
@@ -212,7 +217,7 @@ struct Server::Impl {
                 const bool sent = ollama ? put(ollama_obj(*r, d, nullptr, 0)) : put(openai_chunk(*r, id, &d, nullptr, first));
                 first = false;
                 return sent;
-              });
+              }, batcher_ptr());
               ok = g.finish_reason != "disconnected";
             }
           }  // the slot is free before the last bytes go out
@@ -248,9 +253,15 @@ struct Server::Impl {
     }
     http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       const int busy = pool.busy();
-      res.set_content(dump({{"status", "ok"}, {"slots_idle", pool.size() - busy}, {"slots_busy", busy},
-                            {"requests_waiting", pool.waiting()}}),
-                      "application/json");
+      json h = {{"status", "ok"}, {"slots_idle", pool.size() - busy}, {"slots_busy", busy},
+                {"requests_waiting", pool.waiting()}};
+      if (batcher) {  // continuous batching: passes run, tokens decoded in them, the largest batch
+        const runtime::DecodeBatcher::Stats st = batcher->stats();
+        h["decode_steps"] = st.steps;
+        h["decode_rows"] = st.rows;
+        h["decode_rows_max"] = st.max_rows;
+      }
+      res.set_content(dump(h), "application/json");
     });
     http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(dump({{"object", "list"},

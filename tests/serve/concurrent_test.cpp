@@ -75,6 +75,59 @@ TEST(ServeConcurrent, ThirtyTwoStreamsCompleteAndNoSlotLeaks) {
   EXPECT_EQ(s.stop(), 0);
 }
 
+// Continuous batching changes no text: four seeded sampling requests sent at once (their decode steps
+// batched, /health's decode_rows_max says so) give the texts each gives alone; and the same with
+// --no-cont-batching.
+TEST(ServeConcurrent, BatchedRequestsGiveTheTextsTheyGiveAlone) {
+  constexpr int kRequests = 4;
+  auto body = [](int i) {
+    return json{{"prompt", "Request " + std::to_string(i) + " of the"}, {"max_tokens", 24}, {"temperature", 0.9},
+                {"seed", 100 + i}}
+        .dump();
+  };
+  auto text = [](const httplib::Result& r) {
+    return r && r->status == 200 ? json::parse(r->body)["choices"][0]["text"].get<std::string>()
+                                 : std::string("error");
+  };
+  std::vector<std::string> alone(kRequests);
+  {
+    testing::ServeProcess s({"--parallel", "1", "--ctx", "256"});
+    ASSERT_GT(s.port(), 0);
+    httplib::Client c("127.0.0.1", s.port());
+    c.set_read_timeout(600, 0);
+    for (int i = 0; i < kRequests; ++i) alone[size_t(i)] = text(c.Post("/v1/completions", body(i), "application/json"));
+    EXPECT_EQ(s.stop(), 0);
+  }
+  for (const bool batching : {true, false}) {
+    std::vector<std::string> args = {"--parallel", std::to_string(kRequests), "--ctx", "256"};
+    if (!batching) args.push_back("--no-cont-batching");
+    testing::ServeProcess s(args);
+    ASSERT_GT(s.port(), 0);
+    std::vector<std::string> got(kRequests);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kRequests; ++i) {
+      threads.emplace_back([&, i] {
+        httplib::Client c("127.0.0.1", s.port());
+        c.set_read_timeout(600, 0);
+        got[size_t(i)] = text(c.Post("/v1/completions", body(i), "application/json"));
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (int i = 0; i < kRequests; ++i) {
+      EXPECT_NE(alone[size_t(i)], "error");
+      EXPECT_EQ(got[size_t(i)], alone[size_t(i)]) << "request " << i << (batching ? " batched" : " unbatched");
+    }
+    const json h = idle_health(s.port());
+    if (batching) {
+      EXPECT_GE(h.value("decode_rows_max", 0), 2) << h.dump();
+      EXPECT_GT(h.value("decode_steps", 0), 0) << h.dump();
+    } else {
+      EXPECT_FALSE(h.contains("decode_steps")) << h.dump();
+    }
+    EXPECT_EQ(s.stop(), 0);
+  }
+}
+
 TEST(ServeConcurrent, DisconnectingClientsFreeTheirSlots) {
   testing::ServeProcess s({"--parallel", "2", "--ctx", "4096"});
   ASSERT_GT(s.port(), 0);
