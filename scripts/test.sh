@@ -14,6 +14,12 @@ stage_done() { echo "== $1 took $((SECONDS - stage_start)) s" >&2; stage_start=$
 echo "== release build and tests" >&2
 BUILD_DIR="$root/build" "$root/scripts/build.sh"
 ctest --test-dir "$root/build" -j "$jobs" --output-on-failure
+# The official openai and ollama npm clients against ork serve (installs the pinned packages into
+# build/npm-clients; skipped, saying so, without node/npm).
+# (Without cpp-httplib there is no ork serve and no test_serve: nothing to test.)
+if [ -x "$root/build/tests/test_serve" ]; then  # ork serve is built (cpp-httplib found)
+  "$root/tests/serve/npm_clients_test.sh" "$root/build"
+fi
 stage_done "release stage"
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer" >&2
