@@ -18,6 +18,8 @@
 namespace ork::serve {
 namespace {
 
+constexpr int kListenBacklog = 512;  // connections the kernel queues before httplib accepts them
+
 using json = nlohmann::json;
 
 // Invalid UTF-8 (a model may emit a broken byte sequence) is replaced, never thrown on.
@@ -60,6 +62,7 @@ struct Server::Impl {
   std::string tmpl_error;  // why there is no template (chat routes answer 400 with it)
   httplib::Server http;
   std::atomic<uint64_t> next_id{1};
+  std::atomic<int> listen_sock{-1};  // httplib's listening socket, once bound
   const std::time_t started = std::time(nullptr);
 
   Impl(runtime::Engine& e, ServerOptions o)
@@ -303,9 +306,12 @@ struct Server::Impl {
     });
     // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which would let a second server bind a
     // port already in use and silently share its connections.
-    http.set_socket_options([](socket_t sock) {
+    // The callback sees the listening socket only (httplib applies it to no accepted one): kept to
+    // widen its backlog after bind (below).
+    http.set_socket_options([this](socket_t sock) {
       int yes = 1;
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+      listen_sock = sock;
     });
     // One thread per open connection: requests beyond the slots wait for one in SlotPool::acquire
     // (queueing) while /health still answers; connections beyond the threads wait in httplib's queue.
@@ -330,6 +336,13 @@ int Server::bind() {
   } else {
     ORK_CHECK(s.http.bind_to_port(s.opt.host.c_str(), port), "cannot listen on ", s.opt.host, ":", port,
               " (in use, or not an address of this machine)");
+  }
+  // Debian's cpp-httplib 0.11 is compiled with a listen backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG):
+  // with more clients connecting at once, the connections the kernel could not queue were reset
+  // (docs/serve.md, "Load"). listen() again on the bound socket sets the backlog (Linux updates it in
+  // place; the kernel caps it at net.core.somaxconn).
+  if (const int sock = s.listen_sock.load(); sock >= 0) {
+    ORK_CHECK(::listen(sock, kListenBacklog) == 0, "cannot set the listen backlog of ", s.opt.host, ":", port);
   }
   return port;
 }
