@@ -46,8 +46,9 @@ TEST(ChatCli, BadInputIsOneErrorLine) {
   testing::TempDir dir;
   auto r = run_ork("chat --chat-template nope < /dev/null", dir);
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.err, "ork: error: unknown chat template 'nope' (known: chatml, llama3, llama2, gemma, phi3, "
-                   "deepseek3, ork-fortunes)\n");
+  EXPECT_EQ(r.err, "ork: error: unknown chat template 'nope' (known: chatml, llama3, llama2, llama2-sys-bos, "
+                   "llama2-sys-strip, mistral-v1, mistral-v3, mistral-v3-tekken, mistral-v7, gemma, phi3, "
+                   "deepseek, deepseek2, deepseek3, ork-fortunes)\n");
   const std::string m = dir.file("m.gguf");
   gen::write_model(gen::preset("tiny-llama"), m);
   r = run_ork("chat -m " + m + " < /dev/null", dir);
