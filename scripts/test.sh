@@ -36,7 +36,7 @@ stage_done "ASan + UBSan stage"
 echo "== ThreadSanitizer (tests named ThreadPool, Concurrent or Threads)" >&2
 # Only the test programs that hold such tests are built (and what they start).
 # (OrkBench.PinnedThreadsRun, in test_tools, runs the release build's threads only: not here.)
-BUILD_DIR="$root/build-tsan" BUILD_TARGETS="${ORK_TSAN_TARGETS:-test_core test_model test_npu test_weights \
+BUILD_DIR="$root/build-tsan" BUILD_TARGETS="${ORK_TSAN_TARGETS:-test_core test_model test_npu test_weights test_runtime \
 test_api test_api_c ork-gen-model}" "$root/scripts/build.sh" -DCMAKE_BUILD_TYPE=Debug \
   -DORK_SANITIZE=thread -DORK_BUILD_BENCH=OFF
 # ServeConcurrent is left out: the server runs on Debian's cpp-httplib, a shared library without TSan

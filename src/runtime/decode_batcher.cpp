@@ -50,7 +50,11 @@ void DecodeBatcher::decode(Context& ctx, int32_t token, float* out) {
     stats_.rows += batch.size();
     stats_.max_rows = std::max(stats_.max_rows, int(batch.size()));
     lock.unlock();
-    run(batch);
+    try {
+      run(batch);
+    } catch (...) {  // e.g. bad_alloc building the step: every token of it gets the error
+      for (Pending* q : batch) q->error = std::current_exception();
+    }
     lock.lock();
     for (Pending* q : batch) q->done = true;
     running_ = false;
