@@ -27,7 +27,13 @@ std::string detect_name(std::string_view t) {
     return has("<|im_sep|>") ? "phi4" : has("<end_of_utterance>") ? "smolvlm" : "chatml";
   }
   if (t.substr(0, 7) == "mistral" || has("[INST]")) {
-    if (has("[SYSTEM_PROMPT]")) return "mistral-v7";
+    if (has("[SYSTEM_PROMPT]")) {
+      // Departure from llama.cpp, which calls both "mistral-v7": the "v7-tekken" templates
+      // (Mistral-Small-3.x, Devstral, Ministral-3) write "[INST]" without the space and a long
+      // default system prompt with the date; ork renders only the spaced one (Mistral-Large-2411),
+      // so the other is named, and refused, rather than rendered wrongly.
+      return has("'[INST] '") || has("\"[INST] \"") ? "mistral-v7" : "mistral-v7-tekken";
+    }
     if (has("' [INST] ' + system_message") || has("[AVAILABLE_TOOLS]")) {
       if (has(" [INST]")) return "mistral-v1";
       if (has("\"[INST]\"")) return "mistral-v3-tekken";

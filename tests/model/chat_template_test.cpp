@@ -111,6 +111,12 @@ TEST(ChatTemplate, UnknownTemplateIsAnErrorNamingIt) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'command-r'"), std::string::npos) << e.what();
   }
+  try {  // Mistral's v7-tekken (llama.cpp: "mistral-v7" too) is not rendered as the spaced v7
+    (void)ChatTemplate::detect(read_file(kDir + "mistralai-Mistral-Small-3.2-24B-Instruct-2506.jinja"), "<s>", "</s>");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'mistral-v7-tekken'"), std::string::npos) << e.what();
+  }
   try {
     (void)ChatTemplate::named("vicuna", "", "");
     FAIL() << "no error";
