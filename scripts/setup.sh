@@ -29,6 +29,9 @@ for arg in "$@"; do
   esac
 done
 
+# node and npm for the npm-client test of ork serve (tests/serve/npm_clients_test.sh), unless some
+# node with npm is installed already (e.g. a nodejs package that bundles npm).
+command -v npm >/dev/null && command -v node >/dev/null || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -14,6 +14,12 @@ stage_done() { echo "== $1 took $((SECONDS - stage_start)) s" >&2; stage_start=$
 echo "== release build and tests" >&2
 BUILD_DIR="$root/build" "$root/scripts/build.sh"
 ctest --test-dir "$root/build" -j "$jobs" --output-on-failure
+# The official openai and ollama npm clients against ork serve (installs the pinned packages into
+# build/npm-clients; skipped, saying so, without node/npm).
+# (Without cpp-httplib there is no ork serve and no test_serve: nothing to test.)
+if [ -x "$root/build/tests/test_serve" ]; then  # ork serve is built (cpp-httplib found)
+  "$root/tests/serve/npm_clients_test.sh" "$root/build"
+fi
 stage_done "release stage"
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer" >&2
@@ -30,7 +36,7 @@ stage_done "ASan + UBSan stage"
 echo "== ThreadSanitizer (tests named ThreadPool, Concurrent or Threads)" >&2
 # Only the test programs that hold such tests are built (and what they start).
 # (OrkBench.PinnedThreadsRun, in test_tools, runs the release build's threads only: not here.)
-BUILD_DIR="$root/build-tsan" BUILD_TARGETS="${ORK_TSAN_TARGETS:-test_core test_model test_npu test_weights \
+BUILD_DIR="$root/build-tsan" BUILD_TARGETS="${ORK_TSAN_TARGETS:-test_core test_model test_npu test_weights test_runtime \
 test_api test_api_c ork-gen-model}" "$root/scripts/build.sh" -DCMAKE_BUILD_TYPE=Debug \
   -DORK_SANITIZE=thread -DORK_BUILD_BENCH=OFF
 # ServeConcurrent is left out: the server runs on Debian's cpp-httplib, a shared library without TSan

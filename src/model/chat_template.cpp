@@ -27,7 +27,13 @@ std::string detect_name(std::string_view t) {
     return has("<|im_sep|>") ? "phi4" : has("<end_of_utterance>") ? "smolvlm" : "chatml";
   }
   if (t.substr(0, 7) == "mistral" || has("[INST]")) {
-    if (has("[SYSTEM_PROMPT]")) return "mistral-v7";
+    if (has("[SYSTEM_PROMPT]")) {
+      // Departure from llama.cpp, which calls both "mistral-v7": the "v7-tekken" templates
+      // (Mistral-Small-3.x, Devstral, Ministral-3) write "[INST]" without the space and a long
+      // default system prompt with the date; ork renders only the spaced one (Mistral-Large-2411),
+      // so the other is named, and refused, rather than rendered wrongly.
+      return has("'[INST] '") || has("\"[INST] \"") ? "mistral-v7" : "mistral-v7-tekken";
+    }
     if (has("' [INST] ' + system_message") || has("[AVAILABLE_TOOLS]")) {
       if (has(" [INST]")) return "mistral-v1";
       if (has("\"[INST]\"")) return "mistral-v3-tekken";
@@ -108,10 +114,41 @@ std::string llama31_date_header(std::string_view t) {
   return "Cutting Knowledge Date: December 2023\nToday Date: " + date + "\n\n";
 }
 
+// The literal `key` is set to in the template, e.g. key "set system_message = " in
+// "{% set system_message = 'You are …' %}" (the first such assignment of a string literal); "".
+std::string literal_after(std::string_view t, std::string_view key) {
+  for (size_t at = t.find(key); at != std::string_view::npos; at = t.find(key, at + 1)) {
+    const size_t q = at + key.size();
+    if (q >= t.size() || (t[q] != '\'' && t[q] != '"')) continue;
+    std::string lit;
+    if (jinja_literal(t.substr(q), lit)) return lit;
+  }
+  return "";
+}
+
+// deepseek-coder's default system prompt: the literal the template writes when no message is a
+// system one ("{%- if not ns.found -%}\n{{'You are an AI programming assistant, …\n'}}").
+std::string deepseek_default_system(std::string_view t) {
+  const size_t at = t.find("if not ns.found");
+  if (at == std::string_view::npos) return "";
+  return literal_after(t.substr(at), "{{");
+}
+
 const std::vector<std::string>& rendered_names() {
-  static const std::vector<std::string> k = {"chatml", "llama3",    "llama2",      "gemma",
-                                             "phi3",   "deepseek3", "ork-fortunes"};
+  static const std::vector<std::string> k = {
+      "chatml", "llama3", "llama2", "llama2-sys-bos", "llama2-sys-strip", "mistral-v1", "mistral-v3",
+      "mistral-v3-tekken", "mistral-v7", "gemma", "phi3", "deepseek", "deepseek2", "deepseek3", "ork-fortunes"};
   return k;
+}
+
+// Throws unless m[first..] alternate user/assistant starting with a user (`family` names the
+// template in the error).
+void check_alternating(const std::vector<ChatMessage>& m, size_t first, const std::string& family) {
+  for (size_t i = first; i < m.size(); ++i) {
+    const char* want = (i - first) % 2 == 0 ? "user" : "assistant";
+    ORK_CHECK(m[i].role == want, "chat template ", family, ": message ", i, " has role '", m[i].role,
+              "' where '", want, "' is expected (turns alternate user/assistant)");
+  }
 }
 
 // Without a system role: the leading system message goes into the first user message; turns must
@@ -124,11 +161,7 @@ std::vector<ChatMessage> merge_system(const std::vector<ChatMessage>& in, const 
     out[1].content = out[0].content + "\n\n" + out[1].content;
     out.erase(out.begin());
   }
-  for (size_t i = 0; i < out.size(); ++i) {
-    const char* want = i % 2 == 0 ? "user" : "assistant";
-    ORK_CHECK(out[i].role == want, "chat template ", family, ": message ", i, " has role '",
-              out[i].role, "' where '", want, "' is expected (turns alternate user/assistant)");
-  }
+  check_alternating(out, 0, family);
   return out;
 }
 
@@ -142,8 +175,8 @@ ChatTemplate::ChatTemplate(Family f, std::string name, std::string bos, std::str
     case Family::kGemma: stops_ = {"<end_of_turn>"}; break;
     case Family::kPhi3: stops_ = {"<|end|>"}; break;
     case Family::kDeepseek3: stops_ = {"<｜end▁of▁sentence｜>"}; break;
-    case Family::kLlama2:
-    case Family::kFortunes: break;
+    case Family::kDeepseek2: stops_ = {"<｜end▁of▁sentence｜>"}; break;
+    default: break;  // the others end a turn with EOS only
   }
   if (!eos_.empty()) stops_.push_back(eos_);
 }
@@ -152,8 +185,20 @@ std::vector<std::string> ChatTemplate::names() { return rendered_names(); }
 
 ChatTemplate ChatTemplate::named(std::string_view name, std::string bos, std::string eos) {
   static const std::pair<const char*, Family> kFamilies[] = {
-      {"chatml", Family::kChatml}, {"llama3", Family::kLlama3},       {"llama2", Family::kLlama2},
-      {"gemma", Family::kGemma},   {"phi3", Family::kPhi3},           {"deepseek3", Family::kDeepseek3},
+      {"chatml", Family::kChatml},
+      {"llama3", Family::kLlama3},
+      {"llama2", Family::kLlama2},
+      {"llama2-sys-bos", Family::kLlama2SysBos},
+      {"llama2-sys-strip", Family::kLlama2SysStrip},
+      {"mistral-v1", Family::kMistralV1},
+      {"mistral-v3", Family::kMistralV3},
+      {"mistral-v3-tekken", Family::kMistralV3Tekken},
+      {"mistral-v7", Family::kMistralV7},
+      {"gemma", Family::kGemma},
+      {"phi3", Family::kPhi3},
+      {"deepseek", Family::kDeepseek},
+      {"deepseek2", Family::kDeepseek2},
+      {"deepseek3", Family::kDeepseek3},
       {"ork-fortunes", Family::kFortunes}};
   for (const auto& [n, f] : kFamilies) {
     if (name == n) {
@@ -181,6 +226,8 @@ ChatTemplate ChatTemplate::detect(std::string_view jinja, std::string bos, std::
   t.eos_without_prompt_ = t.family_ == Family::kPhi3 && contains(jinja, "eos_token");
   if (t.family_ == Family::kChatml) t.default_system_ = chatml_default_system(jinja);
   if (t.family_ == Family::kLlama3) t.date_header_ = llama31_date_header(jinja);
+  if (t.family_ == Family::kLlama2SysStrip) t.default_system_ = literal_after(jinja, "set system_message = ");
+  if (t.family_ == Family::kDeepseek) t.default_system_ = deepseek_default_system(jinja);
   if (t.family_ == Family::kDeepseek3) {
     t.think_prompt_ = contains(jinja, "'<｜Assistant｜><think>\\n'");
     t.think_closed_ = t.think_prompt_ && contains(jinja, "if not enable_thinking");
@@ -190,8 +237,8 @@ ChatTemplate ChatTemplate::detect(std::string_view jinja, std::string bos, std::
 
 bool ChatTemplate::renders_bos() const {
   if (bos_.empty()) return false;
-  return family_ == Family::kLlama3 || family_ == Family::kLlama2 || family_ == Family::kGemma ||
-         family_ == Family::kDeepseek3 || family_ == Family::kFortunes;
+  // llama2-sys-bos writes BOS only before later turns; chatml and phi3 not at all.
+  return family_ != Family::kChatml && family_ != Family::kPhi3 && family_ != Family::kLlama2SysBos;
 }
 
 std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool gen) const {
@@ -274,6 +321,14 @@ std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool 
                                   : "<｜Assistant｜>";
       break;
     }
+    case Family::kLlama2SysBos:
+    case Family::kLlama2SysStrip:
+    case Family::kMistralV1:
+    case Family::kMistralV3:
+    case Family::kMistralV3Tekken:
+    case Family::kMistralV7:
+    case Family::kDeepseek:
+    case Family::kDeepseek2: return render_more(messages, gen);
     case Family::kFortunes: {
       for (const ChatMessage& m : messages) {
         if (m.role == "system") s += bos_ + m.content + eos_;

@@ -7,7 +7,9 @@
 // equals the template's own Jinja output for the families below (tests/model/chat_template_test.cpp
 // compares against python3-jinja2 on the real templates; docs/chat.md lists the rules).
 //
-// Families (names for --chat-template): chatml, llama3, llama2 (Mistral v0.2 "[INST]"), gemma, phi3,
+// Families (names for --chat-template, as llama.cpp names them): chatml, llama3, llama2 (Mistral
+// v0.2 "[INST]"), llama2-sys-bos, llama2-sys-strip (Llama 2 "<<SYS>>" variants), mistral-v1,
+// mistral-v3, mistral-v3-tekken, mistral-v7, gemma, phi3, deepseek (deepseek-coder), deepseek2,
 // deepseek3, ork-fortunes (the default model's). Templates of other families llama.cpp knows are
 // recognized by name and refused with an error naming them; text that matches no family is refused.
 //
@@ -52,7 +54,12 @@ class ChatTemplate {
   bool renders_bos() const;
 
  private:
-  enum class Family { kChatml, kLlama3, kLlama2, kGemma, kPhi3, kDeepseek3, kFortunes };
+  enum class Family {
+    kChatml, kLlama3, kLlama2, kLlama2SysBos, kLlama2SysStrip, kMistralV1, kMistralV3, kMistralV3Tekken,
+    kMistralV7, kGemma, kPhi3, kDeepseek, kDeepseek2, kDeepseek3, kFortunes
+  };
+  // The families whose rendering is a few lines each (mistral-*, llama2-sys-*, deepseek, deepseek2).
+  std::string render_more(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
   ChatTemplate(Family f, std::string name, std::string bos, std::string eos);
 
   Family family_;
@@ -60,7 +67,8 @@ class ChatTemplate {
   std::string bos_, eos_;
   std::vector<std::string> stops_;
   // Per-model details read from the template text (see detect()).
-  std::string default_system_;  // chatml: system prompt used when the conversation has none
+  std::string default_system_;  // chatml, llama2-sys-strip, deepseek: system prompt used when the
+                                // conversation has none
   std::string date_header_;     // llama3.1: "Cutting Knowledge Date: ...\nToday Date: ...\n\n"
   bool think_prompt_ = false;   // deepseek3: generation prompt opens "<think>\n"
   bool think_closed_ = false;   // deepseek3: ... and closes it again ("</think>", enable_thinking unset)

@@ -125,14 +125,11 @@ void Forward::add_branch(const float* base, const float* branch, const float* po
   for (int64_t i = 0; i < n * E; ++i) x_[size_t(i)] = base[i] + post_[size_t(i)];
 }
 
-void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, int64_t pos0) {
+void Forward::attend(const Sequence& seq, int64_t il, int64_t row0) {
   const LayerWeights& l = w_.layers[size_t(il)];
-  const int64_t E = c_.n_embd, Q = c_.q_dim(), KV = c_.kv_dim(), D = c_.head_dim;
-
-  for (int64_t i = 0; i < n; ++i) {
-    ops::rmsnorm(x_in + i * E, l.attn_norm, E, c_.rms_eps, h_.data() + i * E);
-  }
-  linear_group({&l.wq, &l.wk, &l.wv}, h_.data(), n, {q_.data(), k_.data(), v_.data()});
+  const int64_t Q = c_.q_dim(), KV = c_.kv_dim(), D = c_.head_dim;
+  KvCache& cache = *seq.cache;
+  const int64_t n = seq.n, pos0 = seq.pos0;
 
   const float* factors = w_.rope_factors(c_, cache.n_ctx());
   const float base = c_.rope_base(il), scale = c_.rope_scale(il);
@@ -142,8 +139,8 @@ void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, in
   ext.attn_factor = mscale;
   ext.n_ctx_orig = c_.n_ctx_orig;
   for (int64_t i = 0; i < n; ++i) {
-    float* q = q_.data() + i * Q;
-    float* k = k_.data() + i * KV;
+    float* q = q_.data() + (row0 + i) * Q;
+    float* k = k_.data() + (row0 + i) * KV;
     if (c_.qk_norm) {  // per head, through a copy (rmsnorm's input and output must not alias)
       for (int64_t h = 0; h < c_.n_head; ++h) {
         std::copy(q + h * D, q + (h + 1) * D, head_.begin());
@@ -162,15 +159,30 @@ void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, in
       ops::rope_ext(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors, ext);
     }
   }
-  std::copy(k_.begin(), k_.begin() + n * KV, cache.k(il, pos0));
-  std::copy(v_.begin(), v_.begin() + n * KV, cache.v(il, pos0));
+  std::copy(k_.begin() + row0 * KV, k_.begin() + (row0 + n) * KV, cache.k(il, pos0));
+  std::copy(v_.begin() + row0 * KV, v_.begin() + (row0 + n) * KV, cache.v(il, pos0));
 
   ops::AttentionOptions opt;
   opt.scale = c_.attn_scale;
   opt.softcap = c_.attn_softcap;
   opt.window = c_.window(il);
-  ops::attention(pool_, q_.data(), n, pos0, c_.n_head, c_.n_head_kv, D, cache.k(il), cache.v(il),
-                 attn_.data(), opt);
+  ops::attention(pool_, q_.data() + row0 * Q, n, pos0, c_.n_head, c_.n_head_kv, D, cache.k(il),
+                 cache.v(il), attn_.data() + row0 * Q, opt);
+}
+
+void Forward::layer(std::span<const Sequence> seqs, int64_t il, const float* x_in, int64_t n) {
+  const LayerWeights& l = w_.layers[size_t(il)];
+  const int64_t E = c_.n_embd;
+
+  for (int64_t i = 0; i < n; ++i) {
+    ops::rmsnorm(x_in + i * E, l.attn_norm, E, c_.rms_eps, h_.data() + i * E);
+  }
+  linear_group({&l.wq, &l.wk, &l.wv}, h_.data(), n, {q_.data(), k_.data(), v_.data()});
+  int64_t row0 = 0;
+  for (const Sequence& seq : seqs) {
+    attend(seq, il, row0);
+    row0 += seq.n;
+  }
   linear(l.wo, attn_.data(), n, h_.data());
   // x_in is x_ itself, or (layer 0 of eval_embd) the caller's embeddings: same sums either way.
   add_branch(x_in, h_.data(), l.post_attn_norm, n);
@@ -203,7 +215,9 @@ void Forward::eval(KvCache& cache, const int32_t* tokens, int64_t n, int64_t pos
   if (c_.embd_scale != 1.0f) {
     for (int64_t i = 0; i < n * c_.n_embd; ++i) x_[size_t(i)] *= c_.embd_scale;
   }
-  run(cache, x_.data(), n, pos0, all_logits, logits);
+  set_out_rows(n, all_logits);
+  const Sequence seq{&cache, pos0, n};
+  run({&seq, 1}, x_.data(), n, logits);
 }
 
 void Forward::eval_embd(KvCache& cache, const float* embd, int64_t n, int64_t pos0, bool all_logits,
@@ -215,18 +229,45 @@ void Forward::eval_embd(KvCache& cache, const float* embd, int64_t n, int64_t po
     for (int64_t i = 0; i < n * c_.n_embd; ++i) x_[size_t(i)] = embd[i] * c_.embd_scale;
     embd = x_.data();
   }
-  run(cache, embd, n, pos0, all_logits, logits);
+  set_out_rows(n, all_logits);
+  const Sequence seq{&cache, pos0, n};
+  run({&seq, 1}, embd, n, logits);
 }
 
-void Forward::run(KvCache& cache, const float* x0, int64_t n, int64_t pos0, bool all_logits,
-                  float* logits) {
-  for (int64_t il = 0; il < c_.n_layer; ++il) layer(cache, il, il == 0 ? x0 : x_.data(), n, pos0);
+void Forward::set_out_rows(int64_t n, bool all_logits) {
+  out_rows_.clear();
+  for (int64_t i = all_logits ? 0 : n - 1; i < n; ++i) out_rows_.push_back(i);
+}
+
+void Forward::eval_batch(std::span<const Sequence> seqs, const int32_t* tokens, float* logits) {
+  ORK_CHECK(!seqs.empty(), "eval_batch: no sequences");
+  ORK_CHECK(tokens != nullptr && logits != nullptr, "eval_batch: null tokens or logits");
+  out_rows_.clear();
+  int64_t n = 0;
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    ORK_CHECK(seqs[s].cache != nullptr, "eval_batch: sequence ", s, " has no cache");
+    for (size_t t = 0; t < s; ++t) {
+      ORK_CHECK(seqs[t].cache != seqs[s].cache, "eval_batch: sequences ", t, " and ", s, " share a cache");
+    }
+    check_positions(*seqs[s].cache, seqs[s].n, seqs[s].pos0);
+    n += seqs[s].n;
+    out_rows_.push_back(n - 1);
+  }
+  ensure_scratch(n);
+  embed_tokens(c_, w_, tokens, n, x_.data());
+  if (c_.embd_scale != 1.0f) {
+    for (int64_t i = 0; i < n * c_.n_embd; ++i) x_[size_t(i)] *= c_.embd_scale;
+  }
+  run(seqs, x_.data(), n, logits);
+}
+
+void Forward::run(std::span<const Sequence> seqs, const float* x0, int64_t n, float* logits) {
+  for (int64_t il = 0; il < c_.n_layer; ++il) layer(seqs, il, il == 0 ? x0 : x_.data(), n);
 
   const int64_t E = c_.n_embd;
-  const int64_t first = all_logits ? 0 : n - 1;
-  const int64_t n_out = n - first;
+  const int64_t n_out = int64_t(out_rows_.size());
   for (int64_t i = 0; i < n_out; ++i) {
-    ops::rmsnorm(x_.data() + (first + i) * E, w_.output_norm, E, c_.rms_eps, h_.data() + i * E);
+    ops::rmsnorm(x_.data() + out_rows_[size_t(i)] * E, w_.output_norm, E, c_.rms_eps, h_.data() + i * E);
   }
   linear(w_.output, h_.data(), n_out, logits);
   if (const float cap = c_.final_softcap; cap > 0.0f) {

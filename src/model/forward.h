@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -59,20 +60,42 @@ class Forward {
   static void embed_tokens(const Config& config, const Weights& weights, const int32_t* tokens,
                            int64_t n, float* out);
 
+  // One sequence of a batch: n >= 1 tokens at positions pos0..pos0+n-1 of its own cache (which must
+  // hold positions < pos0). The cache is borrowed for the call.
+  struct Sequence {
+    KvCache* cache = nullptr;
+    int64_t pos0 = 0;
+    int64_t n = 1;
+  };
+
+  // Several sequences in one pass (continuous batching): tokens holds each sequence's n tokens, one
+  // sequence after another (Σn rows). Every linear runs once over all Σn rows; RoPE, the KV write and
+  // attention run per sequence at its own positions over its own cache. Writes logits
+  // [seqs.size()][n_vocab]: each sequence's last token. Each row's logits equal those of eval() on
+  // that sequence alone when the backend's matmul gives row i of Y from row i of X only (every
+  // backend of ork does: docs/serve.md). Throws like eval(); the caches must be distinct.
+  void eval_batch(std::span<const Sequence> seqs, const int32_t* tokens, float* logits);
+
   // Scratch bytes for a batch of n tokens (what eval allocates besides the KV cache).
   uint64_t scratch_bytes(int64_t n) const;
 
  private:
   void ensure_scratch(int64_t n);
   void check_positions(const KvCache& cache, int64_t n, int64_t pos0) const;
-  // The layers and the output head; the residual stream enters as `x0` [n][n_embd] (x_ or the
-  // caller's embeddings, read by layer 0 only) and lives in x_ from layer 0's first residual add on.
-  void run(KvCache& cache, const float* x0, int64_t n, int64_t pos0, bool all_logits, float* logits);
+  // out_rows_ = the last row, or every row of n when all_logits.
+  void set_out_rows(int64_t n, bool all_logits);
+  // The layers and the output head over the rows of `seqs` (Σn = n); the residual stream enters as
+  // `x0` [n][n_embd] (x_ or the caller's embeddings, read by layer 0 only) and lives in x_ from layer
+  // 0's first residual add on. Logits of the rows out_rows_ names, in that order.
+  void run(std::span<const Sequence> seqs, const float* x0, int64_t n, float* logits);
   void linear(const Linear& w, const float* x, int64_t n, float* y);
   // linear() for weights sharing the input x (equal k), handed to the backend as one group.
   void linear_group(std::initializer_list<const Linear*> ws, const float* x, int64_t n,
                     std::initializer_list<float*> ys);
-  void layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, int64_t pos0);
+  void layer(std::span<const Sequence> seqs, int64_t il, const float* x_in, int64_t n);
+  // Layer il's per-sequence part for seq's rows [row0, row0 + seq.n) of q_/k_/v_: q/k norms and RoPE
+  // at the sequence's positions, K/V into its cache, attention over that cache into attn_.
+  void attend(const Sequence& seq, int64_t il, int64_t row0);
   // x_[i] = base[i] + branch[i] for the n rows, through RMSNorm ⊙ post_norm first when it is set.
   void add_branch(const float* base, const float* branch, const float* post_norm, int64_t n);
 
@@ -85,6 +108,7 @@ class Forward {
   std::vector<float> x_, h_, q_, k_, v_, attn_, gate_, up_, act_;
   std::vector<float> post_;  // [tokens][n_embd]: a branch's output before its post-norm (gemma)
   std::vector<float> head_;  // one head, for the per-head norms
+  std::vector<int64_t> out_rows_;  // the batch rows whose logits run() writes
 };
 
 }  // namespace ork::model

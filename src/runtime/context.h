@@ -13,6 +13,8 @@
 
 namespace ork::runtime {
 
+class BatchDecode;
+
 class Context {
  public:
   // n_ctx: tokens the KV cache holds; 0 → the model's training context bounded by memory
@@ -67,6 +69,8 @@ class Context {
   void set_state(const std::vector<float>& state, int64_t n);
 
  private:
+  friend class BatchDecode;  // evaluates this sequence's cache in a batch with others (batch_decode.h)
+
   // Exactly one of tokens and embd is non-null.
   void run(const int32_t* tokens, const float* embd, int64_t n, bool all, float* out);
   void check_out(int64_t n, bool all, const float* out, uint64_t capacity) const;

@@ -1,6 +1,7 @@
 #include "serve/generation.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/error.h"
 
@@ -39,7 +40,8 @@ size_t utf8_complete(const std::string& s) {
 }  // namespace
 
 GenResult generate_on_slot(Slot& slot, const std::vector<int32_t>& prompt, const GenParams& p,
-                           const std::function<bool(const std::string&)>& on_delta) {
+                           const std::function<bool(const std::string&)>& on_delta,
+                           runtime::DecodeBatcher* batcher) {
   runtime::Context& ctx = *slot.ctx;
   const model::Tokenizer& tok = ctx.engine().model().tokenizer();
   ORK_CHECK(!prompt.empty() && int64_t(prompt.size()) < ctx.n_ctx(), "prompt of ", prompt.size(),
@@ -61,6 +63,12 @@ GenResult generate_on_slot(Slot& slot, const std::vector<int32_t>& prompt, const
   for (int32_t t : prompt) sampler.accept(t);
   const float* logits = ctx.eval(std::vector<int32_t>(prompt.begin() + int64_t(keep), prompt.end()));
   slot.cached = prompt;
+  std::optional<runtime::DecodeBatcher::Member> member;
+  std::vector<float> step_logits;
+  if (batcher != nullptr) {
+    member.emplace(batcher->join());
+    step_logits.resize(size_t(ctx.n_vocab()));
+  }
 
   std::string text;     // everything generated so far (stop strings not cut yet)
   size_t emitted = 0;   // bytes of text handed to on_delta
@@ -95,7 +103,12 @@ GenResult generate_on_slot(Slot& slot, const std::vector<int32_t>& prompt, const
     }
     if (ctx.n_past() >= ctx.n_ctx()) break;
     if (p.max_tokens >= 0 && i + 1 == p.max_tokens) break;
-    logits = ctx.eval({id});
+    if (batcher != nullptr) {
+      batcher->decode(ctx, id, step_logits.data());
+      logits = step_logits.data();
+    } else {
+      logits = ctx.eval({id});
+    }
     slot.cached.push_back(id);
   }
   if (text.size() > emitted && !on_delta(text.substr(emitted))) r.finish_reason = "disconnected";

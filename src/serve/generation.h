@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/decode_batcher.h"
 #include "runtime/sampler.h"
 #include "serve/slot_pool.h"
 
@@ -28,8 +29,11 @@ struct GenResult {
 };
 
 // prompt: non-empty, shorter than the slot's context (the caller checks). on_delta gets each piece
-// of text that is final; returning false (the client went away) stops at once.
+// of text that is final; returning false (the client went away) stops at once. With a batcher the
+// decode steps run batched with the other slots' (continuous batching; the same text as without);
+// the prompt is evaluated alone either way.
 GenResult generate_on_slot(Slot& slot, const std::vector<int32_t>& prompt, const GenParams& p,
-                           const std::function<bool(const std::string&)>& on_delta);
+                           const std::function<bool(const std::string&)>& on_delta,
+                           runtime::DecodeBatcher* batcher = nullptr);
 
 }  // namespace ork::serve

@@ -11,11 +11,14 @@
 #include "core/error.h"
 #include "model/model.h"
 #include "runtime/chat_session.h"
+#include "runtime/decode_batcher.h"
 #include "serve/request.h"
 #include "serve/slot_pool.h"
 
 namespace ork::serve {
 namespace {
+
+constexpr int kListenBacklog = 512;  // connections the kernel queues before httplib accepts them
 
 using json = nlohmann::json;
 
@@ -54,14 +57,17 @@ struct Server::Impl {
   runtime::Engine& engine;
   ServerOptions opt;
   SlotPool pool;
+  std::optional<runtime::DecodeBatcher> batcher;  // with cont_batching
   std::optional<model::ChatTemplate> tmpl;
   std::string tmpl_error;  // why there is no template (chat routes answer 400 with it)
   httplib::Server http;
   std::atomic<uint64_t> next_id{1};
+  std::atomic<int> listen_sock{-1};  // httplib's listening socket, once bound
   const std::time_t started = std::time(nullptr);
 
   Impl(runtime::Engine& e, ServerOptions o)
       : engine(e), opt(std::move(o)), pool(e, opt.parallel, opt.n_ctx) {
+    if (opt.cont_batching) batcher.emplace(engine);
     try {
       tmpl = runtime::chat_template_for(engine.model(), opt.chat_template);
     } catch (const Error& err) {
@@ -69,6 +75,8 @@ struct Server::Impl {
       tmpl_error = err.what();
     }
   }
+
+  runtime::DecodeBatcher* batcher_ptr() { return batcher ? &*batcher : nullptr; }
 
   std::vector<int32_t> tokenize(const Request& r) const {
     const model::Tokenizer& tok = engine.model().tokenizer();
@@ -167,7 +175,7 @@ struct Server::Impl {
       GenResult g;
       {
         SlotPool::Lease lease = pool.acquire(prompt);
-        g = generate_on_slot(lease.slot(), prompt, r->gen, [](const std::string&) { return true; });
+        g = generate_on_slot(lease.slot(), prompt, r->gen, [](const std::string&) { return true; }, batcher_ptr());
       }
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       res.set_content(dump(is_ollama(api) ? ollama_obj(*r, g.text, &g, ms) : openai_full(*r, id, g)),
@@ -212,7 +220,7 @@ struct Server::Impl {
                 const bool sent = ollama ? put(ollama_obj(*r, d, nullptr, 0)) : put(openai_chunk(*r, id, &d, nullptr, first));
                 first = false;
                 return sent;
-              });
+              }, batcher_ptr());
               ok = g.finish_reason != "disconnected";
             }
           }  // the slot is free before the last bytes go out
@@ -248,9 +256,15 @@ struct Server::Impl {
     }
     http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       const int busy = pool.busy();
-      res.set_content(dump({{"status", "ok"}, {"slots_idle", pool.size() - busy}, {"slots_busy", busy},
-                            {"requests_waiting", pool.waiting()}}),
-                      "application/json");
+      json h = {{"status", "ok"}, {"slots_idle", pool.size() - busy}, {"slots_busy", busy},
+                {"requests_waiting", pool.waiting()}};
+      if (batcher) {  // continuous batching: passes run, tokens decoded in them, the largest batch
+        const runtime::DecodeBatcher::Stats st = batcher->stats();
+        h["decode_steps"] = st.steps;
+        h["decode_rows"] = st.rows;
+        h["decode_rows_max"] = st.max_rows;
+      }
+      res.set_content(dump(h), "application/json");
     });
     http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(dump({{"object", "list"},
@@ -292,9 +306,12 @@ struct Server::Impl {
     });
     // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which would let a second server bind a
     // port already in use and silently share its connections.
-    http.set_socket_options([](socket_t sock) {
+    // The callback sees the listening socket only (httplib applies it to no accepted one): kept to
+    // widen its backlog after bind (below).
+    http.set_socket_options([this](socket_t sock) {
       int yes = 1;
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+      listen_sock = sock;
     });
     // One thread per open connection: requests beyond the slots wait for one in SlotPool::acquire
     // (queueing) while /health still answers; connections beyond the threads wait in httplib's queue.
@@ -319,6 +336,13 @@ int Server::bind() {
   } else {
     ORK_CHECK(s.http.bind_to_port(s.opt.host.c_str(), port), "cannot listen on ", s.opt.host, ":", port,
               " (in use, or not an address of this machine)");
+  }
+  // Debian's cpp-httplib 0.11 is compiled with a listen backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG):
+  // with more clients connecting at once, the connections the kernel could not queue were reset
+  // (docs/serve.md, "Load"). listen() again on the bound socket sets the backlog (Linux updates it in
+  // place; the kernel caps it at net.core.somaxconn).
+  if (const int sock = s.listen_sock.load(); sock >= 0) {
+    ORK_CHECK(::listen(sock, kListenBacklog) == 0, "cannot set the listen backlog of ", s.opt.host, ":", port);
   }
   return port;
 }

@@ -20,6 +20,7 @@ struct ServerOptions {
   std::string host = "127.0.0.1";  // loopback unless asked otherwise
   int port = 8080;                 // 0: any free port (bind() returns it)
   int parallel = 1;                // slots (concurrent generations)
+  bool cont_batching = true;       // decode steps of all generating slots in one pass (--no-cont-batching: off)
   int64_t n_ctx = 0;               // tokens per slot; 0: the model's, at most 4096
   std::string api_key;             // when set, requests need "Authorization: Bearer KEY"
   std::string model_name = "default";

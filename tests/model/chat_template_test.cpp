@@ -64,14 +64,14 @@ std::vector<Case> load_cases() {
 
 TEST(ChatTemplate, RendersAsTheRealTemplatesJinja) {
   const std::vector<Case> cases = load_cases();
-  ASSERT_EQ(cases.size(), 96u);
+  ASSERT_EQ(cases.size(), 192u);
   std::map<std::string, int> per_template;
   for (const Case& c : cases) {
     const ChatTemplate t = ChatTemplate::detect(read_file(kDir + c.tmpl), c.bos, c.eos);
     EXPECT_EQ(t.render(c.messages, c.gen), c.expected) << "case " << c.id << " " << c.tmpl;
     ++per_template[c.tmpl];
   }
-  EXPECT_EQ(per_template.size(), 8u);
+  EXPECT_EQ(per_template.size(), 16u);
 }
 
 TEST(ChatTemplate, DetectsTheFamilies) {
@@ -84,6 +84,14 @@ TEST(ChatTemplate, DetectsTheFamilies) {
       {"microsoft-Phi-3.5-mini-instruct.jinja", "phi3"},
       {"deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "deepseek3"},
       {"ork-fortunes.jinja", "ork-fortunes"},
+      {"mistralai-Mistral-7B-Instruct-v0.2-v1.jinja", "mistral-v1"},
+      {"mistralai-Mistral-Large-Instruct-2407.jinja", "mistral-v3"},
+      {"mistralai-Mistral-Nemo-Instruct-2407.jinja", "mistral-v3-tekken"},
+      {"mistralai-Mistral-Large-Instruct-2411.jinja", "mistral-v7"},
+      {"TheBloke-FusionNet_34Bx2_MoE-AWQ.jinja", "llama2-sys-bos"},
+      {"bofenghuang-vigogne-2-70b-chat.jinja", "llama2-sys-strip"},
+      {"deepseek-ai-deepseek-coder-33b-instruct.jinja", "deepseek"},
+      {"deepseek-ai-DeepSeek-V2.jinja", "deepseek2"},
   };
   for (const auto& [file, name] : want) {
     EXPECT_EQ(ChatTemplate::detect(read_file(kDir + file), "<s>", "</s>").name(), name) << file;
@@ -103,6 +111,12 @@ TEST(ChatTemplate, UnknownTemplateIsAnErrorNamingIt) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'command-r'"), std::string::npos) << e.what();
   }
+  try {  // Mistral's v7-tekken (llama.cpp: "mistral-v7" too) is not rendered as the spaced v7
+    (void)ChatTemplate::detect(read_file(kDir + "mistralai-Mistral-Small-3.2-24B-Instruct-2506.jinja"), "<s>", "</s>");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'mistral-v7-tekken'"), std::string::npos) << e.what();
+  }
   try {
     (void)ChatTemplate::named("vicuna", "", "");
     FAIL() << "no error";
@@ -120,6 +134,20 @@ TEST(ChatTemplate, NamedOverridesRenderThePlainFamily) {
   EXPECT_EQ(t.stop_strings(), std::vector<std::string>{"<|im_end|>"});
 }
 
+// The Mistral and Llama 2 families whose templates raise_exception on turns that do not alternate
+// refuse them too, naming the template.
+TEST(ChatTemplate, MistralAndLlama2TurnOrderIsChecked) {
+  for (const char* n : {"mistral-v1", "mistral-v3", "mistral-v3-tekken", "llama2-sys-strip"}) {
+    const ChatTemplate t = ChatTemplate::named(n, "<s>", "</s>");
+    try {
+      (void)t.render({{"system", "s"}, {"user", "a"}, {"user", "b"}}, true);
+      ADD_FAILURE() << n << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(ChatTemplate, BadRolesAndTurnOrderAreErrors) {
   const ChatTemplate chatml = ChatTemplate::named("chatml", "", "");
   EXPECT_THROW((void)chatml.render({{"tool", "x"}}, true), Error);
@@ -131,10 +159,12 @@ TEST(ChatTemplate, BadRolesAndTurnOrderAreErrors) {
 
 // A conversation extended by the reply and a new user message renders to a text that starts with
 // the previous prompt plus the reply: what lets ork chat and serve keep the KV cache between turns.
+// (Not so for the Mistral, Llama 2 <<SYS>> and DeepSeek-V2 templates, which put a space or the system
+// text before the reply or the last turn: there the cache keeps the prefix up to that point.)
 TEST(ChatTemplate, NextTurnExtendsThePreviousPrompt) {
   for (const char* file : {"Qwen-Qwen2.5-7B-Instruct.jinja", "meta-llama-Llama-3.1-8B-Instruct.jinja",
                                   "google-gemma-2-2b-it.jinja", "microsoft-Phi-3.5-mini-instruct.jinja",
-                                  "ork-fortunes.jinja"}) {
+                                  "ork-fortunes.jinja", "deepseek-ai-deepseek-coder-33b-instruct.jinja"}) {
     const ChatTemplate t = ChatTemplate::detect(read_file(kDir + file), "<s>", "</s>");
     std::vector<ChatMessage> conv = {{"system", "S"}, {"user", "U1"}};
     const std::string p1 = t.render(conv, true);

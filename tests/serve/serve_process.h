@@ -44,6 +44,7 @@ class ServeProcess {
   ServeProcess& operator=(const ServeProcess&) = delete;
 
   int port() const { return port_; }  // -1 when ork serve did not start
+  pid_t pid() const { return pid_; }  // -1 after stop()
   // Sends SIGTERM and returns the exit status (128 + signal when killed by one).
   int stop() {
     if (pid_ <= 0) return status_;

@@ -46,8 +46,9 @@ TEST(ChatCli, BadInputIsOneErrorLine) {
   testing::TempDir dir;
   auto r = run_ork("chat --chat-template nope < /dev/null", dir);
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.err, "ork: error: unknown chat template 'nope' (known: chatml, llama3, llama2, gemma, phi3, "
-                   "deepseek3, ork-fortunes)\n");
+  EXPECT_EQ(r.err, "ork: error: unknown chat template 'nope' (known: chatml, llama3, llama2, llama2-sys-bos, "
+                   "llama2-sys-strip, mistral-v1, mistral-v3, mistral-v3-tekken, mistral-v7, gemma, phi3, "
+                   "deepseek, deepseek2, deepseek3, ork-fortunes)\n");
   const std::string m = dir.file("m.gguf");
   gen::write_model(gen::preset("tiny-llama"), m);
   r = run_ork("chat -m " + m + " < /dev/null", dir);
@@ -109,6 +110,29 @@ TEST(ChatCli, CtrlCStopsAReplyAndKeepsTheSession) {
   EXPECT_NE(e.find("ork: reply stopped"), std::string::npos) << e;
   EXPECT_NE(e.find("stop interrupted"), std::string::npos) << e;
   EXPECT_NE(e.find("saved " + session + ": 2 messages"), std::string::npos) << e;
+}
+
+// `ork run --chat-template` renders -p as one user turn: the reply is the one `ork chat` gives to
+// that line (greedy), and a name it does not know, or token ids instead of text, is one error line.
+TEST(ChatCli, RunWithAChatTemplateRepliesAsChatDoes) {
+  testing::TempDir dir;
+  const std::string in = dir.file("in.txt");
+  std::ofstream(in) << "Love is\n";
+  const auto chat = run_ork("chat --temp 0 -n 8 -t 1 < " + in, dir);
+  ASSERT_EQ(chat.status, 0) << chat.err;
+  const auto run = run_ork("run -p 'Love is' --chat-template model --temp 0 -n 8 -t 1", dir);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "Love is" + chat.out);  // both end with a newline
+  const auto plain = run_ork("run -p 'Love is' --temp 0 -n 8 -t 1", dir);
+  EXPECT_NE(plain.out, run.out);  // without the template the model continues the raw text
+
+  auto r = run_ork("run -p x --chat-template nope", dir);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("unknown chat template 'nope'"), std::string::npos) << r.err;
+  r = run_ork("run --prompt-tokens 1,2 --chat-template chatml", dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--chat-template renders text"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -28,7 +28,8 @@ const std::vector<OptionSpec> kChatOptions = {
     {{"-m", "--model"}, true, "GGUF model file (default: the embedded default model)"},
     {{"--system"}, true, "system message that starts the conversation"},
     {{"--chat-template"}, true, "chat template family instead of the model's (chatml, llama3, llama2, "
-                                "gemma, phi3, deepseek3, ork-fortunes)"},
+                                "llama2-sys-bos, llama2-sys-strip, mistral-v1, mistral-v3, mistral-v3-tekken, "
+                                "mistral-v7, gemma, phi3, deepseek, deepseek2, deepseek3, ork-fortunes)"},
     {{"-n", "--n-predict"}, true, "most tokens per reply (default -1: until the end of the turn)"},
     {{"-t", "--threads"}, true, "threads (default: all cores)"},
     {{"-c", "--ctx"}, true, "context size in tokens (default: the model's trained length, bounded by half the available memory)"},

@@ -1,4 +1,5 @@
 // ork run — generate text from a prompt.
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <random>
@@ -16,6 +17,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "runtime/chat_session.h"
 #include "runtime/context.h"
 #include "runtime/engine.h"
 #include "runtime/generator.h"
@@ -29,6 +31,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {{"-m", "--model"}, true, "GGUF model file (default: the embedded default model)"},
     {{"-p", "--prompt"}, true, "prompt text"},
     {{"--prompt-tokens"}, true, "prompt as token ids, e.g. 1,2,3 (no BOS added, no tokenizer)"},
+    {{"--chat-template"}, true, "render -p as one user turn of this chat template family ('model': the model's own) and stop at its end of turn"},
     {{"-n", "--n-predict"}, true, "tokens to generate (default 128; -1: until end or full context)"},
     {{"--temp"}, true, "temperature (default 0.8; 0: greedy)"},
     {{"--top-k"}, true, "top-k sampling (default 40; 0: off)"},
@@ -89,6 +92,9 @@ int cmd_run(const std::vector<std::string>& argv) {
   if (args.has("--prompt") == args.has("--prompt-tokens")) {
     throw UsageError{"give exactly one of -p/--prompt and --prompt-tokens"};
   }
+  if (args.has("--chat-template") && args.has("--prompt-tokens")) {
+    throw UsageError{"--chat-template renders text: give -p, not --prompt-tokens"};
+  }
 
   runtime::EngineOptions eo = engine_options(args, "auto");
   const int64_t n_ctx = args.get_int("--ctx", 0, 1, int64_t(1) << 24);
@@ -102,6 +108,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   const model::Tokenizer& tok = engine.model().tokenizer();
   std::vector<int32_t> prompt;
   std::string prompt_text;
+  std::vector<int32_t> stop_ids;  // --chat-template: the tokens ending its turn
   if (auto ids = args.get("--prompt-tokens")) {
     prompt = parse_token_list(*ids);
     for (int32_t id : prompt) {
@@ -110,7 +117,16 @@ int cmd_run(const std::vector<std::string>& argv) {
     }
   } else {
     prompt_text = *args.get("--prompt");
-    prompt = tok.encode(prompt_text, tok.vocab().add_bos, false);
+    if (auto name = args.get("--chat-template")) {
+      const model::ChatTemplate tmpl = runtime::chat_template_for(engine.model(), *name == "model" ? "" : *name);
+      const std::string rendered = tmpl.render({{"user", prompt_text}}, true);
+      prompt = tok.encode(rendered, tok.vocab().add_bos && !tmpl.renders_bos(), true);
+      for (const std::string& st : tmpl.stop_strings()) {
+        if (const int32_t id = tok.find_token(st); id >= 0) stop_ids.push_back(id);
+      }
+    } else {
+      prompt = tok.encode(prompt_text, tok.vocab().add_bos, false);
+    }
     ORK_CHECK(!prompt.empty(), "the prompt is empty: give some text with -p");
   }
   runtime::Context ctx(engine, n_ctx);
@@ -138,6 +154,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   const auto on_token = [&](int32_t id) {
     if (board && !prompt_done) board->after_prompt = board_snapshot(engine);
     prompt_done = true;
+    if (std::find(stop_ids.begin(), stop_ids.end(), id) != stop_ids.end()) return false;  // end of turn
     const std::string piece = tok.decode_token(id);
     text += piece;
     if (json) return true;

@@ -26,6 +26,7 @@ const std::vector<OptionSpec> kServeOptions = {
     {{"--host"}, true, "address to listen on (default 127.0.0.1: this machine only)"},
     {{"--port"}, true, "TCP port (default 8080; 0: any free port, printed at start)"},
     {{"--parallel"}, true, "requests generated at the same time, one slot each (default 1)"},
+    {{"--no-cont-batching"}, false, "decode each slot's tokens in a pass of its own (default: all generating slots in one pass)"},
     {{"-c", "--ctx"}, true, "context size of each slot in tokens (default: the model's trained length, bounded by half the available memory)"},
     {{"--api-key"}, true, "require 'Authorization: Bearer KEY' (not for /health)"},
     {{"--alias"}, true, "model name in the API (default: the file name without .gguf)"},
@@ -60,6 +61,7 @@ int cmd_serve(const std::vector<std::string>& argv) {
   so.port = int(args.get_int("--port", 8080, 0, 65535));
   so.parallel = int(args.get_int("--parallel", 1, 1, 256));
   so.n_ctx = args.get_int("--ctx", 0, 1, int64_t(1) << 24);
+  so.cont_batching = !args.has("--no-cont-batching");
   so.api_key = args.get_or("--api-key", "");
   so.chat_template = args.get_or("--chat-template", "");
   so.model_name = args.get_or("--alias", std::filesystem::path(eo.model_path).stem().string());
