@@ -17,7 +17,8 @@ namespace {
 
 constexpr uint32_t kBankBytes = 32 * 1024;  // CBUF: 12 banks of 32 KiB per core (mtx512 npu_hw.h)
 constexpr uint32_t kBanks = 12;
-// Precision codes (mtx512 npu_hw.h precision_*): int8 0, fp16 2, int32 4, fp32 5.
+// Precision codes (mtx512 npu_hw.h precision_*): int8 0, fp16 2, int32 4, fp32 5; int4 6 (happyme531
+// rk_npu_i4_regs.cpp: an int4 CONV_CON1 hands the task to configure_int4).
 constexpr uint32_t kInt8 = 0, kFp16 = 2, kInt32 = 4, kFp32 = 5, kInt4 = 6;
 
 // CNA_CONV_CON2.FEATURE_GRAINS values board sweeps verified (happyme531 rk_npu_matmul_i8.cpp
