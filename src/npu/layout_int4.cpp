@@ -10,12 +10,16 @@ namespace ork::npu {
 
 int64_t pad_n_i4(int64_t n) { return int64_t(align_up(uint64_t(n), uint64_t(kI4NGroup))); }
 
-int64_t i4_k_chunks(int64_t kp) { return (kp + kI4KChunk - 1) / kI4KChunk; }
-int64_t i4_chunk_width(int64_t c, int64_t kp) {
-  const int64_t rest = kp - c * kI4KChunk;
-  return rest < kI4KChunk ? rest : kI4KChunk;
+void check_i4_chunk(int64_t chunk) {
+  ORK_CHECK(chunk >= 32 && chunk <= kI4KChunk && chunk % 32 == 0, "int4 K chunk of ", chunk,
+            " columns: must be a multiple of 32 in [32, ", kI4KChunk, "] (larger chunks can overflow int16)");
 }
-int64_t i4_chunk_offset(int64_t c, int64_t np) { return np * c * kI4KChunk / 2; }
+int64_t i4_k_chunks(int64_t kp, int64_t chunk) { return (kp + chunk - 1) / chunk; }
+int64_t i4_chunk_width(int64_t c, int64_t kp, int64_t chunk) {
+  const int64_t rest = kp - c * chunk;
+  return rest < chunk ? rest : chunk;
+}
+int64_t i4_chunk_offset(int64_t c, int64_t np, int64_t chunk) { return np * c * chunk / 2; }
 
 uint64_t packed_weight_bytes_i4(int64_t n, int64_t k) {
   check_dims(1, k, n, "packed_weight_bytes_i4");
@@ -50,12 +54,13 @@ void pack_a_i4(const int8_t* codes, int64_t lda, int64_t col0, int64_t rows, int
   }
 }
 
-void pack_b_i4(const int8_t* codes, int64_t n, int64_t k, uint8_t* dst, bool swap_nibbles) {
+void pack_b_i4(const int8_t* codes, int64_t n, int64_t k, uint8_t* dst, bool swap_nibbles, int64_t chunk) {
+  check_i4_chunk(chunk);
   const int64_t np = pad_n_i4(n), kp = pad_k(k);
   std::memset(dst, 0, size_t(packed_weight_bytes_i4(n, k)));
-  for (int64_t c = 0; c < i4_k_chunks(kp); ++c) {
-    const int64_t first = i4_chunk_first(c), kc = i4_chunk_width(c, kp);
-    uint8_t* block = dst + i4_chunk_offset(c, np);
+  for (int64_t c = 0; c < i4_k_chunks(kp, chunk); ++c) {
+    const int64_t first = i4_chunk_first(c, chunk), kc = i4_chunk_width(c, kp, chunk);
+    uint8_t* block = dst + i4_chunk_offset(c, np, chunk);
     for (int64_t j = 0; j < n; ++j)
       for (int64_t t = 0; t < kc && first + t < k; ++t)
         put_nibble(block + i4_b_byte_in_chunk(j, t, kc), t,
@@ -63,11 +68,12 @@ void pack_b_i4(const int8_t* codes, int64_t n, int64_t k, uint8_t* dst, bool swa
   }
 }
 
-void unpack_b_i4(const uint8_t* src, int64_t n, int64_t k, int8_t* codes) {
+void unpack_b_i4(const uint8_t* src, int64_t n, int64_t k, int8_t* codes, int64_t chunk) {
+  check_i4_chunk(chunk);
   const int64_t np = pad_n_i4(n), kp = pad_k(k);
-  for (int64_t c = 0; c < i4_k_chunks(kp); ++c) {
-    const int64_t first = i4_chunk_first(c), kc = i4_chunk_width(c, kp);
-    const uint8_t* block = src + i4_chunk_offset(c, np);
+  for (int64_t c = 0; c < i4_k_chunks(kp, chunk); ++c) {
+    const int64_t first = i4_chunk_first(c, chunk), kc = i4_chunk_width(c, kp, chunk);
+    const uint8_t* block = src + i4_chunk_offset(c, np, chunk);
     for (int64_t j = 0; j < n; ++j)
       for (int64_t t = 0; t < kc && first + t < k; ++t)
         codes[j * k + first + t] = int8_t(i4_nibble(block[i4_b_byte_in_chunk(j, t, kc)], i4_high_nibble(t)));

@@ -35,12 +35,14 @@ inline int i4_nibble(uint8_t byte, bool high) {
   return v >= 8 ? v - 16 : v;
 }
 
-// K chunks of a padded K: their count, the width of chunk c, its first column.
-int64_t i4_k_chunks(int64_t kp);
-int64_t i4_chunk_width(int64_t c, int64_t kp);
-inline int64_t i4_chunk_first(int64_t c) { return c * kI4KChunk; }
+// K chunks of `chunk` columns (a multiple of 32 in [32, kI4KChunk]; a weight-scale group on the NPU
+// when smaller than the default) of a padded K: their count, the width of chunk c, its first column.
+void check_i4_chunk(int64_t chunk);  // ork::Error naming the value otherwise
+int64_t i4_k_chunks(int64_t kp, int64_t chunk = kI4KChunk);
+int64_t i4_chunk_width(int64_t c, int64_t kp, int64_t chunk = kI4KChunk);
+inline int64_t i4_chunk_first(int64_t c, int64_t chunk = kI4KChunk) { return c * chunk; }
 // Byte offset of K chunk c in a packed N×K int4 weight.
-int64_t i4_chunk_offset(int64_t c, int64_t np);
+int64_t i4_chunk_offset(int64_t c, int64_t np, int64_t chunk = kI4KChunk);
 // Bytes of a packed N×K int4 weight: Np·Kp/2.
 uint64_t packed_weight_bytes_i4(int64_t n, int64_t k);
 
@@ -50,9 +52,10 @@ uint64_t packed_weight_bytes_i4(int64_t n, int64_t k);
 void pack_a_i4(const int8_t* codes, int64_t lda, int64_t col0, int64_t rows, int64_t cols, int64_t mp,
                int64_t kp, uint8_t* dst, bool swap_nibbles = false);
 // Packs B (n×k codes, row stride k) into `dst` (packed_weight_bytes_i4(n, k) bytes), chunk by chunk.
-void pack_b_i4(const int8_t* codes, int64_t n, int64_t k, uint8_t* dst, bool swap_nibbles = false);
+void pack_b_i4(const int8_t* codes, int64_t n, int64_t k, uint8_t* dst, bool swap_nibbles = false,
+               int64_t chunk = kI4KChunk);
 // Inverse of pack_b_i4 (tests): codes n×k.
-void unpack_b_i4(const uint8_t* src, int64_t n, int64_t k, int8_t* codes);
+void unpack_b_i4(const uint8_t* src, int64_t n, int64_t k, int8_t* codes, int64_t chunk = kI4KChunk);
 
 // Element index of C[m][n] in an (np/8, mp, 8) int16 block.
 inline int64_t i4_c_index(int64_t m, int64_t n, int64_t mp) { return (n / 8) * mp * 8 + m * 8 + n % 8; }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "npu/device.h"
+#include "npu/layout_int4.h"
 
 namespace ork::npu {
 
@@ -27,23 +28,31 @@ struct Int4Task {
 
 struct Int4Plan {
   int64_t m = 0, k = 0, n = 0, kp = 0, np = 0;
+  int64_t chunk = 0, chunks = 0;  // K chunk width (check_i4_chunk) and count
   std::vector<Int4Task> tasks;  // ordered M tile, N tile, K chunk
   uint64_t a_bytes = 0, c_bytes = 0;
 };
 
-// Plans an m×k×n int4 matmul on one core. Throws ork::Error for sizes outside [1, kMaxDim].
-Int4Plan plan_int4(int64_t m, int64_t k, int64_t n);
+// Plans an m×k×n int4 matmul on one core with K chunks of `chunk` columns (the weight must be packed
+// with the same chunk). Throws ork::Error for sizes outside [1, kMaxDim] or a bad chunk.
+Int4Plan plan_int4(int64_t m, int64_t k, int64_t n, int64_t chunk = kI4KChunk);
 
 // Writes A (m × k codes, row stride k) into the plan's A scratch (plan.a_bytes bytes).
 // `swap_nibbles`: fault injection for fidelity tests.
 void pack_a_for_int4_plan(const Int4Plan& plan, const int8_t* codes, uint8_t* a_scratch, bool swap_nibbles = false);
 // Adds the tasks' int16 blocks into c (m × n int32, row stride n).
 void reduce_int4_plan(const Int4Plan& plan, const uint8_t* c_scratch, int32_t* c);
+// Keeps the K chunks apart (per-group weight scales): c holds plan.chunks blocks of m × n int32.
+void reduce_int4_plan_chunks(const Int4Plan& plan, const uint8_t* c_scratch, int32_t* c);
 
 // Runs the plan on core 0 of `dev`: `weight` holds pack_b_i4 of the n×k weight (its domain is the
 // job's); A scratch, C scratch, register commands and the task array are allocated in that domain
 // for this call. Throws ork::Error (sizes), AllocError, or the submit's error.
 void matmul_i4(Device& dev, const Buffer& weight, const int8_t* a_codes, int64_t m, int64_t k, int64_t n,
                int32_t* c);
+// The same with K chunks of `chunk` columns kept apart: c_chunks holds ceil(Kp/chunk) blocks of
+// m × n int32 sums (block g: columns [g·chunk, (g+1)·chunk)); `weight` packed with that chunk.
+void matmul_i4_chunks(Device& dev, const Buffer& weight, const int8_t* a_codes, int64_t m, int64_t k, int64_t n,
+                      int64_t chunk, int32_t* c_chunks);
 
 }  // namespace ork::npu

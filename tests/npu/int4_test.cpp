@@ -75,6 +75,19 @@ TEST(Int4Layout, WeightsRoundTripThroughChunksOfAtMost480Columns) {
   EXPECT_EQ(packed[size_t(at)], 0x0F);
 }
 
+TEST(Int4Layout, SmallerChunksRoundTripAndLargerOnesAreRefused) {
+  const int64_t n = 70, k = 200;
+  const auto b = fill4(n * k, 5);
+  std::vector<uint8_t> packed(packed_weight_bytes_i4(n, k));
+  pack_b_i4(b.data(), n, k, packed.data(), false, 32);
+  std::vector<int8_t> back(size_t(n * k));
+  unpack_b_i4(packed.data(), n, k, back.data(), 32);
+  EXPECT_EQ(back, b);
+  EXPECT_THROW(pack_b_i4(b.data(), n, k, packed.data(), false, 512), Error);  // can overflow int16
+  EXPECT_THROW(pack_b_i4(b.data(), n, k, packed.data(), false, 48), Error);
+  EXPECT_THROW(plan_int4(4, k, n, 16), Error);
+}
+
 TEST(Int4Layout, CodesOutsideInt4AreRefused) {
   std::vector<int8_t> b(64 * 32, 0);
   b[100] = 8;
@@ -357,6 +370,24 @@ TEST(Int4Matmul, W4A4OnTheSimulatedDeviceIsBitIdenticalToTheReference) {
     const auto a = fill4(m * k, uint32_t(m + 3 * k)), b = fill4(n * k, uint32_t(n + 5 * k));
     EXPECT_EQ(run_on_sim(a, b, m, k, n), ref_dot(a, b, m, k, n)) << m << "x" << k << "x" << n;
   }
+}
+
+TEST(Int4Matmul, ChunksKeptApartSumToTheReferencePerChunk) {
+  const int64_t m = 3, k = 100, n = 70, chunk = 64;  // chunks of 64 and 32 (K padded to 128)
+  const auto a = fill4(m * k, 21), b = fill4(n * k, 22);
+  auto dev = Device::open_sim();
+  Buffer w = dev->alloc(packed_weight_bytes_i4(n, k), 0);
+  pack_b_i4(b.data(), n, k, w.host(), false, chunk);
+  w.sync_to_device();
+  std::vector<int32_t> c(size_t(2 * m * n));
+  matmul_i4_chunks(*dev, w, a.data(), m, k, n, chunk, c.data());
+  for (int64_t g = 0; g < 2; ++g)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t s = 0;
+        for (int64_t t = g * chunk; t < std::min(k, (g + 1) * chunk); ++t) s += int32_t(a[size_t(i * k + t)]) * b[size_t(j * k + t)];
+        EXPECT_EQ(c[size_t((g * m + i) * n + j)], s) << g << " " << i << " " << j;
+      }
 }
 
 TEST(Int4Matmul, WorstCaseCodesNeverOverflowBecauseOfTheChunks) {

@@ -112,5 +112,47 @@ TEST_F(CpuInt4, W4A8SumsEqualTheSimulatedNpuW4A8BySplitting) {
   EXPECT_EQ(npu_c, cpu);
 }
 
+TEST_F(CpuInt4, W4A8WithGroupsOf32IsBitIdenticalOnTheSimulatedNpu) {
+  // The chosen scheme end to end on a real linear: the CPU path's output against the simulated
+  // device's int4 tasks with K chunks of 32 columns (one per scale group), the activation split into
+  // two int4 rows, each chunk's sums corrected and combined, then the same group dequantization.
+  const model::Linear& w = linear(0);
+  const int64_t m = 4, k = w.k, n = w.n, chunk = 32;
+  const Int4Scheme scheme = Int4Scheme::parse("w4a8-g32");
+  const auto q = CpuInt4Matmul::quantize(w, scheme, nullptr);
+  ASSERT_EQ(q.group, chunk);
+  ASSERT_GT(q.groups, 1);
+  const auto x = input(m, k);
+  ThreadPool pool(2);
+  CpuInt4Matmul mm(pool, model_->weights().linears().size(), scheme);
+  std::vector<float> y_cpu(static_cast<size_t>(m * n));
+  mm.matmul(w, x.data(), m, y_cpu.data());
+
+  std::vector<float> xr = x;
+  quant::hadamard_rotate_rows(xr.data(), m, k, quant::int8_rotation_block(k));
+  std::vector<int8_t> xq(static_cast<size_t>(m * k)), halves(static_cast<size_t>(2 * m * k));
+  std::vector<float> sa(static_cast<size_t>(m));
+  quant::quantize_rows_i8(xr.data(), m, k, xq.data(), sa.data());
+  quant::split_int8_rows_to_int4(xq.data(), m, k, halves.data());
+  auto dev = npu::Device::open_sim();
+  npu::Buffer wb = dev->alloc(npu::packed_weight_bytes_i4(n, k), 0);
+  npu::pack_b_i4(q.q.data(), n, k, wb.host(), false, chunk);
+  wb.sync_to_device();
+  std::vector<int32_t> r(static_cast<size_t>(q.groups * 2 * m * n));
+  npu::matmul_i4_chunks(*dev, wb, halves.data(), 2 * m, k, n, chunk, r.data());
+  std::vector<int32_t> c(static_cast<size_t>(q.groups * m * n));
+  for (int64_t g = 0; g < q.groups; ++g) {
+    std::vector<int8_t> bg(static_cast<size_t>(n * chunk));
+    for (int64_t j = 0; j < n; ++j)
+      std::memcpy(bg.data() + j * chunk, q.q.data() + j * k + g * chunk, size_t(chunk));
+    std::vector<int32_t> corr(static_cast<size_t>(n));
+    quant::int4_split_correction(bg.data(), n, chunk, corr.data());
+    quant::combine_int4_split(r.data() + g * 2 * m * n, m, n, corr.data(), c.data() + g * m * n);
+  }
+  std::vector<float> y_npu(static_cast<size_t>(m * n));
+  quant::dequantize_i32_groups(c.data(), q.groups, m, n, sa.data(), q.scales.data(), y_npu.data());
+  EXPECT_EQ(std::memcmp(y_cpu.data(), y_npu.data(), y_cpu.size() * sizeof(float)), 0);
+}
+
 }  // namespace
 }  // namespace ork::runtime
