@@ -45,6 +45,7 @@ struct GeneratorFaults {
   bool chain_amount_52 = false;     // tail amount align((n − 4)/2, 2) (Mesa) instead of the driver's
   bool eleven_data_banks = false;   // row tiles up to 11 data banks, weights get what is left
   int drop_opening_write = -1;      // index 0..3 of an opening write to omit (-1: none)
+  bool int8_precision_on_int4 = false;  // int4 tasks announce int8 in CNA/CORE/DPU
 };
 GeneratorFaults& generator_faults();
 

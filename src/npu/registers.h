@@ -308,6 +308,10 @@ constexpr uint32_t kPrecisionInt8 = 0;
 constexpr uint32_t kPrecisionFp16 = 2;
 constexpr uint32_t kPrecisionInt32 = 4;
 constexpr uint32_t kPrecisionFp32 = 5;
+// int4 operands and int16 results: happyme531 rk_npu_i4_regs.cpp (CONV_CON1 0x360, CORE_MISC_CFG 0x601,
+// DPU_DATA_FORMAT 0x38000006); its only public source (docs/hardware.md "int4 on the RK3588").
+constexpr uint32_t kPrecisionInt4 = 6;
+constexpr uint32_t kPrecisionInt16 = 1;
 
 // PC_OPERATION_ENABLE value of a matmul task: 0xD, the value mtx512 and happyme531 ran on boards
 // (mtx512 names the bits PC | CNA | DPU; the TRM bit order and happyme531 disagree: docs/hardware.md).

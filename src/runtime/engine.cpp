@@ -10,6 +10,7 @@
 #include "npu/drm_kernel.h"
 #include "ops/qpanels.h"
 #include "runtime/context_size.h"
+#include "runtime/cpu_int4_matmul.h"
 #include "runtime/cpu_int8_matmul.h"
 #include "runtime/hybrid_matmul.h"
 #include "model/forward.h"
@@ -129,6 +130,9 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
     }
     if (options.cpu_int8) {
       backend_ = std::make_unique<CpuInt8Matmul>(*pool_, model_->weights().linears().size());
+    } else if (!options.cpu_int4.empty()) {
+      backend_ = std::make_unique<CpuInt4Matmul>(*pool_, model_->weights().linears().size(),
+                                                 Int4Scheme::parse(options.cpu_int4));
     } else {
       backend_ = std::make_unique<model::CpuMatmul>(
           *pool_, options.exact ? ops::MatmulMode::kExact : ops::MatmulMode::kFast,
@@ -338,7 +342,7 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
   }
   if (device == "cpu") {
     mp.mode = "none";
-    const bool packs = !options.exact && !options.cpu_int8 &&
+    const bool packs = !options.exact && !options.cpu_int8 && options.cpu_int4.empty() &&
                        ops::panel_kernel(quant::Type::Q8_0, ops::best_isa()) != nullptr;
     mp.reason = packs ? "cpu: q8_0, q4_0, q4_K and q6_K matmul weights run from a packed copy (about "
                         "their size in the file; their mapped pages are released), the rest from the "

@@ -76,6 +76,7 @@ struct EngineOptions {
   std::string model_path;
   std::string device = "cpu";  // cpu | npu | sim | auto (npu when present, else cpu)
   bool cpu_int8 = false;       // cpu: run matmuls as w8a8 int8 (the NPU path's reference)
+  std::string cpu_int4;        // cpu: run matmuls through int4 weights (Int4Scheme, e.g. "w4a8"); "" off
   int threads = 0;             // 0: all cores
   bool pin_threads = false;    // bind the pool's threads to CPUs, fastest first (ThreadPool::pin_order)
   bool exact = false;          // CPU matmul: true = f32-decode reference path, false = fast SIMD path

@@ -151,6 +151,26 @@ TEST_F(PerplexityKld, BadOrMismatchedBasesGiveOneLine) {
   }
 }
 
+// --cpu-int4 (the NPU's int4 arithmetic on the CPU) measures against a base like any other path, and
+// loses more than int8; a bad scheme or --cpu-int8 beside it is one usage line, status 2.
+TEST_F(PerplexityKld, CpuInt4ComparesWithTheBaseAndRefusesBadSchemes) {
+  const std::string base = save_base("exact.kld", "--exact");
+  const OrkResult r8 = ork("perplexity -m " + model_ + " --cpu-int8 --json -t 2 --kl-divergence " + base);
+  ASSERT_EQ(r8.status, 0) << r8.err;
+  const OrkResult r4 = ork("perplexity -m " + model_ + " --cpu-int4 w4a8-g32 --json -t 2 --kl-divergence " + base);
+  ASSERT_EQ(r4.status, 0) << r4.err;
+  EXPECT_NE(r4.out.find("\"device\":\"cpu-int4\""), std::string::npos) << r4.out;
+  const double k8 = json_number(r8.out, "kld_mean"), k4 = json_number(r4.out, "kld_mean");
+  EXPECT_GT(k4, 2 * k8) << r8.out << "\n" << r4.out;
+  EXPECT_LT(k4, 1.0) << r4.out;
+  for (const char* args : {" --cpu-int4 w4a9", " --cpu-int4 w4a8-g48", " --cpu-int4 w4a8 --cpu-int8"}) {
+    const OrkResult bad = ork("perplexity -m " + model_ + " -f " + text_ + " --chunks 1" + args);
+    EXPECT_EQ(bad.status, 2) << args << "\n" << bad.err;
+    EXPECT_NE(bad.err.find("--cpu-int4"), std::string::npos) << bad.err;
+    EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << args << "\n" << bad.err;
+  }
+}
+
 // The trained default model and its outlier variants (ork-gen-model --outliers-of): with the
 // Hadamard rotation the int8 path stays close to the exact CPU run (measured: mean KLD 0.00008,
 // 0.0029 for S = 100; 0.00026 and 0.050 without the rotation, packing layout 1).

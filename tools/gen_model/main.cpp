@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "gen_model/gen_model.h"
 #include "gen_model/outlier_variant.h"
+#include "gen_model/requant_variant.h"
 #include "gguf/file.h"
 #include "quant/types.h"
 
@@ -34,7 +35,10 @@ constexpr const char* kUsage =
     "tiny-phi3. Flags override the preset (default: \"default\").\n"
     "   or: ork-gen-model --outliers-of IN.gguf --outlier-scale S -o PATH\n"
     "writes IN with 4 outlier channels: their RMSNorm weights times S, the matching input columns of\n"
-    "the linears each norm feeds divided by S (the same float function; gen_model/outlier_variant.h).\n";
+    "the linears each norm feeds divided by S (the same float function; gen_model/outlier_variant.h).\n"
+    "   or: ork-gen-model --requant-of IN.gguf --type TYPE -o PATH\n"
+    "writes IN with every 2-D tensor requantized to TYPE by ork's reference quantizer\n"
+    "(gen_model/requant_variant.h), e.g. a Q4_0 copy of a model.\n";
 
 struct Usage {
   std::string message;
@@ -73,7 +77,8 @@ int run(int argc, char** argv) {
   } catch (const ork::Error& e) {
     throw Usage{e.what()};
   }
-  std::string out, outliers_of;
+  std::string out, outliers_of, requant_of;
+  bool type_given = false;
   double outlier_scale = 0;
   for (size_t k = 0; k < args.size(); ++k) {
     const std::string& a = args[k];
@@ -90,7 +95,7 @@ int run(int argc, char** argv) {
         "--preset", "-o",      "--output",   "--arch",    "--type",     "--vocab",
         "--embd",   "--layers", "--heads",   "--kv-heads", "--ff",      "--ctx",
         "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs", "--rot", "--window",
-        "--swa-pattern", "--longrope-orig", "--yarn-factor", "--yarn-orig", "--outliers-of", "--outlier-scale",
+        "--swa-pattern", "--longrope-orig", "--yarn-factor", "--yarn-orig", "--outliers-of", "--outlier-scale", "--requant-of",
         "--noise", "--noise-seed", "--layer-scale", "--scale-layers-from"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || a == f;
@@ -112,6 +117,7 @@ int run(int argc, char** argv) {
       spec.arch = v;
     } else if (a == "--type") {
       spec.weight_type = parse_type(v);
+      type_given = true;
     } else if (a == "--vocab") {
       spec.n_vocab = count(1 << 20);
     } else if (a == "--embd") {
@@ -153,6 +159,8 @@ int run(int argc, char** argv) {
       spec.rope_freqs = v == "none" ? "" : v;  // validate() names an unknown value
     } else if (a == "--outliers-of") {
       outliers_of = v;
+    } else if (a == "--requant-of") {
+      requant_of = v;
     } else if (a == "--outlier-scale") {
       char* end = nullptr;
       outlier_scale = std::strtod(v.c_str(), &end);
@@ -191,6 +199,12 @@ int run(int argc, char** argv) {
   if (out.empty()) throw Usage{"missing -o PATH"};
   if (outliers_of.empty() != (outlier_scale == 0))
     throw Usage{"--outliers-of and --outlier-scale go together"};
+  if (!requant_of.empty()) {
+    if (!outliers_of.empty()) throw Usage{"--requant-of and --outliers-of exclude each other"};
+    if (!type_given) throw Usage{"--requant-of needs --type"};
+    ork::gen::write_requant_variant(requant_of, out, spec.weight_type);
+    return 0;
+  }
   if (!outliers_of.empty()) {
     const ork::gguf::File in = ork::gguf::File::open(outliers_of);
     const int64_t n_embd = int64_t(in.tensor("output_norm.weight").n_elements);

@@ -54,6 +54,7 @@ const std::vector<OptionSpec> kPerplexityOptions = {
     {{"--pin"}, false, "pin threads to CPUs, fastest cores first (the Cortex-A76 cores of an RK3588)"},
     {{"--device"}, true, "cpu | npu | sim | auto (default cpu)"},
     {{"--cpu-int8"}, false, "cpu: run matmuls as int8 w8a8, the NPU path's arithmetic"},
+    {{"--cpu-int4"}, true, "cpu: run matmuls through int4 weights, the NPU int4 arithmetic: w4a8 | w4a4 [-gG]"},
     {{"--exact"}, false, "cpu: decode weights to f32 (the reference path) instead of the 8-bit kernels"},
     {{"--kl-divergence-base"}, true, "save the log-probabilities of this run to FILE (llama.cpp's format)"},
     {{"--kl-divergence"}, true,

@@ -45,6 +45,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {{"-c", "--ctx"}, true, "context size in tokens (default: the model's trained length, bounded by half the available memory)"},
     {{"--device"}, true, "cpu | npu | sim | auto (default: npu when present, else cpu)"},
     {{"--cpu-int8"}, false, "cpu: run matmuls as int8 w8a8, the NPU path's arithmetic"},
+    {{"--cpu-int4"}, true, "cpu: run matmuls through int4 weights, the NPU int4 arithmetic: w4a8 | w4a4 [-gG]"},
     {{"--exact"}, false, "cpu: decode weights to f32 (the reference path) instead of the 8-bit kernels"},
     {{"--residency"}, true, "npu/sim weights: auto | resident | stream (default auto)"},
     {{"--wcache-budget-mb"}, true, "streaming budget of device weights in MiB (ORK_WCACHE_BUDGET_MB, 3072)"},

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "core/env.h"
 #include "core/error.h"
+#include "runtime/cpu_int4_matmul.h"
 
 namespace ork::cli {
 
@@ -40,6 +41,15 @@ runtime::EngineOptions engine_options(const Args& args, const std::string& devic
   eo.threads = int(args.get_int("--threads", 0, 1, 1024));
   eo.pin_threads = args.has("--pin");
   eo.cpu_int8 = args.has("--cpu-int8");
+  eo.cpu_int4 = args.get_or("--cpu-int4", "");
+  if (!eo.cpu_int4.empty()) {
+    if (eo.cpu_int8) throw UsageError{"--cpu-int4 and --cpu-int8 exclude each other"};
+    try {
+      (void)runtime::Int4Scheme::parse(eo.cpu_int4);
+    } catch (const Error& e) {
+      throw UsageError{std::string("--cpu-int4: ") + e.what()};
+    }
+  }
   eo.exact = args.has("--exact");
   try {
     eo.residency = weights::parse_residency(args.get_or("--residency", "auto"));

@@ -59,9 +59,7 @@ TaskTail run_stream(AddressSpace& space, RegisterFile& regs, const std::vector<u
                                  hex(kOpEnableMatmul), " tasks)"));
       }
       const MatmulConfig cfg = configure(regs, latch, where);
-      const uint64_t elt = cfg.fp16 ? 2 : 1;
-      const uint64_t a_bytes = uint64_t(cfg.m) * cfg.k * elt, b_bytes = uint64_t(cfg.n) * cfg.k * elt;
-      const uint64_t c_bytes = uint64_t(cfg.m) * cfg.n * 4;
+      const uint64_t a_bytes = cfg.a_bytes(), b_bytes = cfg.b_bytes(), c_bytes = cfg.c_bytes();
       if (timing_only) {  // the accesses are still checked against the address space
         space.resolve(cfg.a, a_bytes), space.resolve(cfg.b, b_bytes), space.resolve(cfg.c, c_bytes);
       } else {

@@ -9,6 +9,7 @@
 
 #include "core/fp16.h"
 #include "npu/sim/job_failure.h"
+#include "npu/sim/register_reader.h"
 
 namespace ork::npu::sim {
 
@@ -16,45 +17,9 @@ namespace {
 
 constexpr uint32_t kBankBytes = 32 * 1024;  // CBUF: 12 banks of 32 KiB per core (mtx512 npu_hw.h)
 constexpr uint32_t kBanks = 12;
-// Precision codes (mtx512 npu_hw.h precision_*): int8 0, fp16 2, int32 4, fp32 5.
-constexpr uint32_t kInt8 = 0, kFp16 = 2, kInt32 = 4, kFp32 = 5;
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-class Reader {
- public:
-  Reader(const RegisterFile& regs, const std::string& where) : regs_(regs), where_(where) {}
-  // The register's value; a register this configuration needs that no task ever wrote makes the
-  // task depend on reset state, which no public source documents.
-  uint32_t operator()(Hw r) const {
-    if (!regs_.written[size_t(r)]) {
-      throw Timeout(str_cat(where_, ": ", hw_name(r), " was never written; the task depends on register "
-                            "state nothing set (on a board: undefined, typically a hang)"));
-    }
-    return regs_.value[size_t(r)];
-  }
-  [[noreturn]] void timeout(Hw r, const std::string& why) const {
-    throw Timeout(str_cat(where_, ": ", hw_name(r), " = ", hex(regs_.value[size_t(r)]), ": ", why));
-  }
-  [[noreturn]] void unmodelled(Hw r, const std::string& why) const {
-    throw Unmodelled(str_cat(where_, ": ", hw_name(r), " = ", hex(regs_.value[size_t(r)]), ": ", why,
-                             " (a configuration the simulator does not model)"));
-  }
-  void expect(bool ok, Hw r, const std::string& why) const {
-    if (!ok) timeout(r, why);
-  }
-  void expect_modelled(bool ok, Hw r, const std::string& why) const {
-    if (!ok) unmodelled(r, why);
-  }
-
- private:
-  const RegisterFile& regs_;
-  const std::string& where_;
-};
+// Precision codes (mtx512 npu_hw.h precision_*): int8 0, fp16 2, int32 4, fp32 5; int4 6 (happyme531
+// rk_npu_i4_regs.cpp: an int4 CONV_CON1 hands the task to configure_int4).
+constexpr uint32_t kInt8 = 0, kFp16 = 2, kInt32 = 4, kFp32 = 5, kInt4 = 6;
 
 // CNA_CONV_CON2.FEATURE_GRAINS values board sweeps verified (happyme531 rk_npu_matmul_i8.cpp
 // feature_grains_for; rk_npu_matmul_f16.cpp "m+1 is the hardware-validated conservative FC grain
@@ -75,8 +40,9 @@ MatmulConfig configure(const RegisterFile& regs, const CnaLatch& latch, const st
   // ---- precision and mode: CNA, CORE and DPU must agree ----------------------------------------
   const uint32_t con1 = r(Hw::CNA_CONV_CON1);
   const uint32_t in_prec = bits(con1, {4, 6}), proc = bits(con1, {7, 9});
+  if (in_prec == kInt4 && proc == kInt4) return configure_int4(regs, latch, where);
   r.expect_modelled(in_prec == proc && (in_prec == kInt8 || in_prec == kFp16), Hw::CNA_CONV_CON1,
-                    "IN_PRECISION/PROC_PRECISION other than int8/int8 or fp16/fp16");
+                    "IN_PRECISION/PROC_PRECISION other than int8/int8, fp16/fp16 or int4/int4");
   r.expect_modelled(bits(con1, {0, 3}) == 0, Hw::CNA_CONV_CON1, "CONV_MODE is not direct convolution");
   r.expect_modelled(bits(con1, {12, 16}) == 0 && bits(con1, {29, 30}) == 0, Hw::CNA_CONV_CON1,
                     "ARGB_IN, DECONV, GROUP_LINE_OFF or NONALIGN_DMA set (another input layout)");
@@ -250,6 +216,7 @@ uint64_t c_at(const MatmulConfig& c, uint32_t row, uint32_t kernel) {
 }  // namespace
 
 void compute(AddressSpace& space, const MatmulConfig& cfg) {
+  if (cfg.int4) return compute_int4(space, cfg);
   const uint64_t elt = cfg.fp16 ? 2 : 1;
   const uint8_t* a = space.resolve(cfg.a, uint64_t(cfg.m) * cfg.k * elt);
   const uint8_t* b = space.resolve(cfg.b, uint64_t(cfg.n) * cfg.k * elt);

@@ -28,10 +28,15 @@ struct CnaLatch {
 
 struct MatmulConfig {
   bool fp16 = false;        // int8 × int8 → int32, or fp16 × fp16 → fp32
+  bool int4 = false;        // int4 × int4 → int16 (fp16 false)
   uint32_t m = 0, k = 0, n = 0;
   uint32_t a = 0, b = 0, c = 0;  // NPU addresses of the input cube, the kernels, the output
   uint32_t data_banks = 0, weight_banks = 0;
   uint64_t macs() const { return uint64_t(m) * k * n; }
+  // Bytes of the operands in their native layouts.
+  uint64_t a_bytes() const { return int4 ? uint64_t(m) * k / 2 : uint64_t(m) * k * (fp16 ? 2 : 1); }
+  uint64_t b_bytes() const { return int4 ? uint64_t(n) * k / 2 : uint64_t(n) * k * (fp16 ? 2 : 1); }
+  uint64_t c_bytes() const { return uint64_t(m) * n * (int4 ? 2 : 4); }
 };
 
 // Throws Timeout (outside the envelope, or relying on never-written state) or Unmodelled, each
@@ -42,5 +47,12 @@ MatmulConfig configure(const RegisterFile& regs, const CnaLatch& latch, const st
 // f32 and summed in one f32 accumulator (k ascending; the board's adder order is not documented).
 // Operand accesses go through `space` (sim::Fault when unmapped).
 void compute(AddressSpace& space, const MatmulConfig& cfg);
+
+// The int4 × int4 → int16 task (matmul_unit_int4.cpp; happyme531 rknpu2_matmul_open make_i4_regs,
+// docs/hardware.md "int4 on the RK3588"): configure_int4 is what configure() runs when CNA_CONV_CON1
+// announces int4; compute_int4 sums the int4 products exactly and fails the task (Unmodelled) when a
+// sum leaves int16 — what the board then writes no public source documents.
+MatmulConfig configure_int4(const RegisterFile& regs, const CnaLatch& latch, const std::string& where);
+void compute_int4(AddressSpace& space, const MatmulConfig& cfg);
 
 }  // namespace ork::npu::sim

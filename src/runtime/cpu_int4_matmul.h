@@ -1,0 +1,56 @@
+// runtime::CpuInt4Matmul — the CPU int4 path: the arithmetic of the NPU's int4 tasks (docs/quant.md
+// "int4 on the NPU"), used to choose and measure the int4 scheme (`--cpu-int4 SCHEME`).
+//   - weights: decoded, rotated by the block-Hadamard transform of the int8 path (quant/hadamard.h),
+//     quantized to int4 (quant/requant_int4.h) with one scale per row, or per group of G columns;
+//   - activations: rotated likewise, then int8 per row (W4A8: on the NPU, split into two int4 rows,
+//     quant/int4_split.h, which gives the same int32 sums) or int4 per row (W4A4);
+//   - per group the exact int32 sum, then y = Σ_g (float(sum_g) · sa) · sw_g (requant_int4.h).
+// The NPU model path does not use int4 yet: this is its reference and the measurement vehicle.
+// Thread-safety: one matmul at a time (it runs on the pool); the lazy quantization of a weight on
+// first use is guarded by a mutex.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "model/matmul_backend.h"
+
+namespace ork::runtime {
+
+struct Int4Scheme {
+  bool a4 = false;     // false: W4A8 (int8 activations), true: W4A4
+  int64_t group = 0;   // weight scale group in K columns (a multiple of 32, ≤ 480); 0: one per row
+  // "w4a8", "w4a4", "w4a8-g32", "w4a4-g128", …; throws ork::Error naming the text otherwise.
+  static Int4Scheme parse(const std::string& text);
+  std::string str() const;
+};
+
+class CpuInt4Matmul final : public model::MatmulBackend {
+ public:
+  CpuInt4Matmul(ThreadPool& pool, size_t n_weights, Int4Scheme scheme)
+      : pool_(pool), scheme_(scheme), weights_(n_weights) {}
+  void matmul(const model::Linear& w, const float* x, int64_t m, float* y) override;
+  const char* name() const override { return "cpu-int4"; }
+
+  struct Weight {
+    int64_t group = 0, groups = 0;
+    std::vector<int8_t> q;       // n × k codes −7..7
+    std::vector<float> scales;   // n × groups
+  };
+  // The int4 weight of `w` under `scheme` (decode, rotate, quantize).
+  static Weight quantize(const model::Linear& w, const Int4Scheme& scheme, ThreadPool* pool);
+
+ private:
+  ThreadPool& pool_;
+  Int4Scheme scheme_;
+  std::mutex mutex_;
+  std::vector<float> xr_;
+  std::vector<int8_t> xq_;
+  std::vector<float> sa_;
+  std::vector<std::unique_ptr<Weight>> weights_;
+};
+
+}  // namespace ork::runtime
