@@ -57,6 +57,8 @@ uint64_t Forward::scratch_bytes(int64_t n) const {
   return uint64_t(n * per_token) * sizeof(float);
 }
 
+uint64_t Forward::kv_staging_bytes() const { return uint64_t(kv_k_.capacity() + kv_v_.capacity()) * sizeof(float); }
+
 void Forward::ensure_scratch(int64_t n) {
   if (n <= capacity_) return;
   x_.resize(size_t(n * c_.n_embd));
@@ -162,15 +164,26 @@ void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, in
       ops::rope_ext(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors, ext);
     }
   }
-  std::copy(k_.begin(), k_.begin() + n * KV, cache.k(il, pos0));
-  std::copy(v_.begin(), v_.begin() + n * KV, cache.v(il, pos0));
+  cache.store(il, pos0, n, k_.data(), v_.data());
 
   ops::AttentionOptions opt;
   opt.scale = c_.attn_scale;
   opt.softcap = c_.attn_softcap;
   opt.window = c_.window(il);
-  ops::attention(pool_, q_.data(), n, pos0, c_.n_head, c_.n_head_kv, D, cache.k(il), cache.v(il),
-                 attn_.data(), opt);
+  const float* kc = nullptr;
+  const float* vc = nullptr;
+  if (cache.type() == KvType::kF32) {
+    kc = cache.k_f32(il);
+    vc = cache.v_f32(il);
+  } else {  // f32 rows of the positions this batch attends to, rounded as the cache holds them
+    const int64_t first = opt.window > 0 ? std::max<int64_t>(0, pos0 - opt.window + 1) : 0;
+    const size_t need = size_t((pos0 + n) * KV);
+    if (kv_k_.size() < need) kv_k_.resize(need), kv_v_.resize(need);
+    cache.load(il, first, pos0 + n - first, kv_k_.data() + first * KV, kv_v_.data() + first * KV);
+    kc = kv_k_.data();
+    vc = kv_v_.data();
+  }
+  ops::attention(pool_, q_.data(), n, pos0, c_.n_head, c_.n_head_kv, D, kc, vc, attn_.data(), opt);
   linear(l.wo, attn_.data(), n, h_.data());
   // x_in is x_ itself, or (layer 0 of eval_embd) the caller's embeddings: same sums either way.
   add_branch(x_in, h_.data(), l.post_attn_norm, n);

@@ -300,6 +300,11 @@ Engine::~Engine() {
   backend_.reset();
 }
 
+model::KvType kv_type_of(const EngineOptions& o) {
+  if (o.kv_type) return *o.kv_type;
+  return o.exact ? model::KvType::kF32 : model::KvType::kF16;
+}
+
 MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
   const std::string device = resolve_device(options);
   Engine* const share_from = options.share_scratch_with != nullptr ? options.share_scratch_with
@@ -309,14 +314,17 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
   mp.device = device;
   const std::unique_ptr<model::Model> model = model::Model::load(options.model_path, {options.tokenizer_pre});
   const model::Config& c = model->config();
-  mp.n_ctx = resolve_context(c, n_ctx, available_memory_bytes());
+  const model::KvType kv_type = kv_type_of(options);
+  mp.n_ctx = resolve_context(c, n_ctx, available_memory_bytes(), kv_type);
   mp.model_file_bytes = model->tensor_bytes();
-  mp.kv_cache_bytes = uint64_t(2) * uint64_t(c.n_layer) * uint64_t(mp.n_ctx) * uint64_t(c.kv_dim()) * sizeof(float);
+  mp.kv_type = model::kv_type_name(kv_type);
+  mp.kv_cache_bytes = kv_cache_bytes(c, mp.n_ctx, kv_type);
+  mp.kv_staging_bytes = kv_staging_bytes(c, mp.n_ctx, kv_type);
   {
     ThreadPool pool(1);
     model::CpuMatmul cpu(pool);
     const model::Forward f(c, model->weights(), cpu, pool);
-    mp.host_scratch_bytes = f.scratch_bytes(options.m_max);
+    mp.host_scratch_bytes = f.scratch_bytes(options.m_max) + mp.kv_staging_bytes;
   }
   if (device == "cpu") {
     mp.mode = "none";

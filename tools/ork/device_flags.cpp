@@ -18,6 +18,10 @@ const std::vector<OptionSpec> kSimOptions = {
                                    "ORK_SIM_TIMING_ONLY=1)"},
 };
 
+const std::vector<OptionSpec> kKvOptions = {
+    {{"--kv-type"}, true, "KV cache type: f32 | f16 | q8_0 (default f16 as llama.cpp; f32 with --exact)"},
+};
+
 npu::DeviceOptions device_options(const Args& args, const std::string& def) {
   npu::DeviceOptions o = npu::DeviceOptions::from_env();
   o.kind = args.get_or("--device", def);
@@ -50,6 +54,13 @@ runtime::EngineOptions engine_options(const Args& args, const std::string& devic
   eo.persist_path = args.get_or("--persist", env_string("ORK_PERSIST").value_or(""));
   eo.evict_src = args.has("--evict-src") || env_flag("ORK_EVICT_SRC", false);
   eo.tokenizer_pre = args.get_or("--tokenizer-pre", "");
+  if (args.has("--kv-type")) {
+    try {
+      eo.kv_type = model::parse_kv_type(args.get_or("--kv-type", ""));
+    } catch (const Error& e) {
+      throw UsageError{std::string("--kv-type: ") + e.what()};
+    }
+  }
   return eo;
 }
 
