@@ -8,6 +8,7 @@
 #include "core/quote.h"
 #include "ops/activation.h"
 #include "ops/attention.h"
+#include "ops/attention_blocked.h"
 #include "ops/norm.h"
 #include "ops/rope.h"
 #include "ops/rope_ext.h"
@@ -183,7 +184,11 @@ void Forward::layer(KvCache& cache, int64_t il, const float* x_in, int64_t n, in
     kc = kv_k_.data();
     vc = kv_v_.data();
   }
-  ops::attention(pool_, q_.data(), n, pos0, c_.n_head, c_.n_head_kv, D, kc, vc, attn_.data(), opt);
+  if (n > 1) {  // prefill: each K/V row loaded once per tile of query rows (bit-identical results)
+    ops::attention_blocked(pool_, q_.data(), n, pos0, c_.n_head, c_.n_head_kv, D, kc, vc, attn_.data(), opt);
+  } else {
+    ops::attention(pool_, q_.data(), n, pos0, c_.n_head, c_.n_head_kv, D, kc, vc, attn_.data(), opt);
+  }
   linear(l.wo, attn_.data(), n, h_.data());
   // x_in is x_ itself, or (layer 0 of eval_embd) the caller's embeddings: same sums either way.
   add_branch(x_in, h_.data(), l.post_attn_norm, n);
