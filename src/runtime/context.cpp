@@ -24,16 +24,29 @@ void Context::run(const int32_t* tokens, const float* embd, int64_t n, bool all,
   ORK_CHECK((tokens != nullptr || embd != nullptr) && n > 0, "eval: no tokens");
   ORK_CHECK(n <= n_ctx() - n_past_, "context full: ", n_past_, " + ", n, " tokens exceed the context of ",
             n_ctx(), " tokens");
-  {
-    std::lock_guard lock(engine_.forward_mutex());
-    if (tokens != nullptr) {
-      forward_.eval(cache_, tokens, n, n_past_, all, out);
-    } else {
-      forward_.eval_embd(cache_, embd, n, n_past_, all, out);
+  // In chunks of at most m_max tokens (llama.cpp's ubatch), so the activations are those of m_max
+  // rows whatever the prompt's length (the memory plan's host scratch). Without `all`, each chunk's
+  // last logits land in out and the final chunk's stay.
+  const int64_t chunk = std::max<int64_t>(1, engine_.options().m_max);
+  const int64_t n_embd = engine_.model().config().n_embd;
+  const int64_t n0 = n_past_;
+  try {
+    for (int64_t i = 0; i < n; i += chunk) {
+      const int64_t m = std::min(chunk, n - i);
+      float* o = all ? out + i * n_vocab() : out;
+      std::lock_guard lock(engine_.forward_mutex());
+      if (tokens != nullptr) {
+        forward_.eval(cache_, tokens + i, m, n_past_, all, o);
+      } else {
+        forward_.eval_embd(cache_, embd + i * n_embd, m, n_past_, all, o);
+      }
+      max_batch_ = std::max(max_batch_, m);
+      n_past_ += m;
     }
+  } catch (...) {
+    n_past_ = n0;  // a failed eval leaves the sequence as it was
+    throw;
   }
-  max_batch_ = std::max(max_batch_, n);
-  n_past_ += n;
 }
 
 const float* Context::eval(const std::vector<int32_t>& tokens) {

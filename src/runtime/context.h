@@ -27,7 +27,9 @@ class Context {
   Engine& engine() { return engine_; }
 
   // Evaluates `tokens` after the n_past() tokens already in the cache and returns the logits of the
-  // last one ([n_vocab], valid until the next eval). Throws ork::Error when they do not fit.
+  // last one ([n_vocab], valid until the next eval). Throws ork::Error when they do not fit. Every
+  // eval runs the forward pass in chunks of at most EngineOptions::m_max tokens (the activations of
+  // m_max rows, as the memory plan counts them); on an error n_past() stays as it was.
   const float* eval(const std::vector<int32_t>& tokens);
   // Like eval, but returns the logits of every token: [tokens.size()][n_vocab].
   const std::vector<float>& eval_all(const std::vector<int32_t>& tokens);
