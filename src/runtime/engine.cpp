@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 #include <unordered_map>
 
 #include "core/error.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "npu/drm_kernel.h"
+#include "ops/attention_blocked.h"
 #include "ops/qpanels.h"
 #include "runtime/context_size.h"
 #include "runtime/cpu_int8_matmul.h"
@@ -324,7 +326,10 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
     ThreadPool pool(1);
     model::CpuMatmul cpu(pool);
     const model::Forward f(c, model->weights(), cpu, pool);
-    mp.host_scratch_bytes = f.scratch_bytes(options.m_max) + mp.kv_staging_bytes;
+    // + the prefill attention's score buffers, one per thread, for queries at the end of the context.
+    const int threads = options.threads > 0 ? options.threads : std::max(1, int(std::thread::hardware_concurrency()));
+    mp.host_scratch_bytes = f.scratch_bytes(options.m_max) + mp.kv_staging_bytes +
+                            uint64_t(threads) * ops::attention_blocked_scratch_bytes(c.n_head, c.n_head_kv, mp.n_ctx);
   }
   if (device == "cpu") {
     mp.mode = "none";

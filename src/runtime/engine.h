@@ -174,7 +174,8 @@ struct MemoryPlan {
   uint64_t model_file_bytes = 0;      // the GGUF tensor bytes (mapped from the file)
   std::string kv_type;                // f32 | f16 | q8_0 (kv_type_of)
   uint64_t kv_cache_bytes = 0;        // one context of n_ctx tokens
-  uint64_t host_scratch_bytes = 0;    // its activations for a batch of m_max tokens, + kv_staging_bytes
+  uint64_t host_scratch_bytes = 0;    // its activations for a batch of m_max tokens, + kv_staging_bytes,
+                                      // + per thread the prefill attention's scores at n_ctx keys
   uint64_t kv_staging_bytes = 0;      //   of which: one layer's K/V widened to f32 at n_ctx (f16, q8_0)
   uint64_t ram_bytes = 0;             // model_file + dma + kv + host scratch: the RAM to plan for
   int64_t n_ctx = 0;
