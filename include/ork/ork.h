@@ -95,6 +95,10 @@ typedef struct ork_model_options {
   /* Non-zero: bind the model's threads (and the thread that loads it) to CPUs, fastest cores first
    * (the Cortex-A76 cores of an RK3588 before its A55 cores). */
   int32_t pin_threads;
+  /* Element type of the KV cache of the model's contexts (and of ork_query_plan's KV bytes):
+   * "f32" | "f16" | "q8_0" (NULL: "f16", llama.cpp's default). q8_0 needs n_head_kv × head_dim to be a
+   * multiple of 32. Another name: ORK_ERR_INVALID_ARG. */
+  const char* kv_type;
 } ork_model_options;
 
 /* Fills *opts with the defaults (all zero/NULL). */

@@ -67,6 +67,13 @@ runtime::EngineOptions engine_options(const char* path, const ork_model_options*
   eo.threads = o.threads;
   eo.pin_threads = o.pin_threads != 0;
   eo.cpu_int8 = o.cpu_int8 != 0;
+  if (o.kv_type != nullptr) {
+    try {
+      eo.kv_type = model::parse_kv_type(o.kv_type);
+    } catch (const Error& e) {
+      fail_status(ORK_ERR_INVALID_ARG, "kv_type: ", e.what());
+    }
+  }
   if (o.wcache_budget_bytes != 0) eo.wcache_budget_bytes = o.wcache_budget_bytes;
   if (o.persist_path != nullptr) eo.persist_path = o.persist_path;
   eo.npu = npu::DeviceOptions{};

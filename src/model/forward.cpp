@@ -8,6 +8,7 @@
 #include "core/quote.h"
 #include "ops/activation.h"
 #include "ops/attention.h"
+#include "ops/attention_blocked.h"
 #include "ops/norm.h"
 #include "ops/rope.h"
 #include "ops/rope_ext.h"
@@ -56,6 +57,8 @@ uint64_t Forward::scratch_bytes(int64_t n) const {
                             (c_.post_norms ? c_.n_embd : 0);
   return uint64_t(n * per_token) * sizeof(float);
 }
+
+uint64_t Forward::kv_staging_bytes() const { return uint64_t(kv_k_.capacity() + kv_v_.capacity()) * sizeof(float); }
 
 void Forward::ensure_scratch(int64_t n) {
   if (n <= capacity_) return;
@@ -159,15 +162,32 @@ void Forward::attend(const Sequence& seq, int64_t il, int64_t row0) {
       ops::rope_ext(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors, ext);
     }
   }
-  std::copy(k_.begin() + row0 * KV, k_.begin() + (row0 + n) * KV, cache.k(il, pos0));
-  std::copy(v_.begin() + row0 * KV, v_.begin() + (row0 + n) * KV, cache.v(il, pos0));
+  cache.store(il, pos0, n, k_.data() + row0 * KV, v_.data() + row0 * KV);
 
   ops::AttentionOptions opt;
   opt.scale = c_.attn_scale;
   opt.softcap = c_.attn_softcap;
   opt.window = c_.window(il);
-  ops::attention(pool_, q_.data() + row0 * Q, n, pos0, c_.n_head, c_.n_head_kv, D, cache.k(il),
-                 cache.v(il), attn_.data() + row0 * Q, opt);
+  const float* kc = nullptr;
+  const float* vc = nullptr;
+  if (cache.type() == KvType::kF32) {
+    kc = cache.k_f32(il);
+    vc = cache.v_f32(il);
+  } else {  // f32 rows of the positions this sequence attends to, rounded as the cache holds them
+    const int64_t first = opt.window > 0 ? std::max<int64_t>(0, pos0 - opt.window + 1) : 0;
+    const size_t need = size_t((pos0 + n) * KV);
+    if (kv_k_.size() < need) kv_k_.resize(need), kv_v_.resize(need);
+    cache.load(il, first, pos0 + n - first, kv_k_.data() + first * KV, kv_v_.data() + first * KV);
+    kc = kv_k_.data();
+    vc = kv_v_.data();
+  }
+  const float* q = q_.data() + row0 * Q;
+  float* out = attn_.data() + row0 * Q;
+  if (n > 1) {  // prefill: each K/V row loaded once per tile of query rows (bit-identical results)
+    ops::attention_blocked(pool_, q, n, pos0, c_.n_head, c_.n_head_kv, D, kc, vc, out, opt);
+  } else {
+    ops::attention(pool_, q, n, pos0, c_.n_head, c_.n_head_kv, D, kc, vc, out, opt);
+  }
 }
 
 void Forward::layer(std::span<const Sequence> seqs, int64_t il, const float* x_in, int64_t n) {

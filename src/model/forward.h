@@ -12,7 +12,8 @@
 //          angle divided by its factor when the model has one (rope_freqs.weight of Llama 3.1/3.2;
 //          phi3's rope_factors_long/short, long when the cache holds more than n_ctx_orig), and
 //          cos/sin multiplied by rope.scaling.attn_factor
-//   K/V cache ← k, v;  a = causal GQA attention(q, cache) with the query scale, gemma2's score
+//   K/V cache ← k, v (rounded to the cache's type, read back as f32);  a = causal GQA
+//          attention(q, cache) with the query scale, gemma2's score
 //          soft-cap c·tanh(s/c), and on sliding-window layers only the last n_swa keys
 //   x += post(a·Woᵀ)          post = RMSNorm ⊙ post_attention_norm for gemma, else identity
 //   h = RMSNorm(x) ⊙ ffn_norm;  x += post((act(h·Wgateᵀ) ⊙ h·Wupᵀ)·Wdownᵀ)
@@ -78,6 +79,9 @@ class Forward {
 
   // Scratch bytes for a batch of n tokens (what eval allocates besides the KV cache).
   uint64_t scratch_bytes(int64_t n) const;
+  // Bytes of the f32 copy of one layer's K and V rows that attention reads from an f16 or q8_0 cache
+  // (grown to the longest sequence so far; at most 2 · n_ctx · kv_dim floats; 0 for an f32 cache).
+  uint64_t kv_staging_bytes() const;
 
  private:
   void ensure_scratch(int64_t n);
@@ -109,6 +113,7 @@ class Forward {
   std::vector<float> post_;  // [tokens][n_embd]: a branch's output before its post-norm (gemma)
   std::vector<float> head_;  // one head, for the per-head norms
   std::vector<int64_t> out_rows_;  // the batch rows whose logits run() writes
+  std::vector<float> kv_k_, kv_v_;  // [positions][kv_dim]: one layer's K, V widened from a non-f32 cache
 };
 
 }  // namespace ork::model

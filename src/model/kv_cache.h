@@ -1,7 +1,9 @@
-// KvCache — the keys and values of one sequence, for every layer, in f32.
+// KvCache — the keys and values of one sequence, for every layer, in f32, f16 or q8_0 (KvType).
 //
-// Layout per layer: [n_ctx][kv_dim] for K and for V (kv_dim = n_head_kv * head_dim), i.e. position-
-// major, heads contiguous inside a position — the layout ops::attention reads.
+// Layout per layer: [n_ctx][row] for K and for V, a row being one position's kv_dim values
+// (kv_dim = n_head_kv * head_dim, heads contiguous) in the cache's type: kv_row_bytes(type, kv_dim)
+// bytes. f32 rows are the layout ops::attention reads (k_f32/v_f32); other types are written with
+// store() (rounded as llama.cpp's cache rounds them) and read back as f32 with load().
 // Memory: zeroed pages from the allocator (calloc; for large caches fresh anonymous pages), so a
 // long context costs resident memory only for the positions written (bytes() is the reservation).
 // Ownership: owns its memory; copies copy it. Thread-safety: none (one sequence, one writer).
@@ -12,35 +14,54 @@
 #include <cstdlib>
 #include <memory>
 
+#include "model/kv_type.h"
+
 namespace ork::model {
 
 class KvCache {
  public:
-  KvCache(int64_t n_layer, int64_t n_ctx, int64_t kv_dim);
+  // ork::Error when the type cannot hold rows of kv_dim (q8_0: kv_dim not a multiple of 32).
+  KvCache(int64_t n_layer, int64_t n_ctx, int64_t kv_dim, KvType type = KvType::kF32);
   KvCache(const KvCache& o);
   KvCache& operator=(const KvCache& o);
   KvCache(KvCache&&) noexcept = default;
   KvCache& operator=(KvCache&&) noexcept = default;
 
+  int64_t n_layer() const { return n_layer_; }
   int64_t n_ctx() const { return n_ctx_; }
   int64_t kv_dim() const { return kv_dim_; }
-  uint64_t bytes() const { return 2 * uint64_t(n_) * sizeof(float); }
+  KvType type() const { return type_; }
+  uint64_t row_bytes() const { return row_bytes_; }  // one position's K (or V) of one layer
+  uint64_t bytes() const { return 2 * n_; }
 
-  float* k(int64_t layer, int64_t pos = 0) { return k_.get() + offset(layer, pos); }
-  float* v(int64_t layer, int64_t pos = 0) { return v_.get() + offset(layer, pos); }
-  const float* k(int64_t layer, int64_t pos = 0) const { return k_.get() + offset(layer, pos); }
-  const float* v(int64_t layer, int64_t pos = 0) const { return v_.get() + offset(layer, pos); }
+  // Rounds and writes rows k, v [n][kv_dim] (f32) at positions pos..pos+n-1 of `layer`; ork::Error
+  // for values the type cannot hold (kv_store_rows). Requires 0 <= pos, pos + n <= n_ctx.
+  void store(int64_t layer, int64_t pos, int64_t n, const float* k, const float* v);
+  // Reads positions pos..pos+n-1 of `layer` back as f32 rows into k, v [n][kv_dim].
+  void load(int64_t layer, int64_t pos, int64_t n, float* k, float* v) const;
+
+  // f32 caches only (ork::Error otherwise): the rows in place, [n_ctx - pos][kv_dim] from pos.
+  const float* k_f32(int64_t layer, int64_t pos = 0) const;
+  const float* v_f32(int64_t layer, int64_t pos = 0) const;
+
+  // The raw rows of any type, from position pos of `layer` (row_bytes() per position).
+  uint8_t* k_bytes(int64_t layer, int64_t pos = 0) { return k_.get() + offset(layer, pos); }
+  uint8_t* v_bytes(int64_t layer, int64_t pos = 0) { return v_.get() + offset(layer, pos); }
+  const uint8_t* k_bytes(int64_t layer, int64_t pos = 0) const { return k_.get() + offset(layer, pos); }
+  const uint8_t* v_bytes(int64_t layer, int64_t pos = 0) const { return v_.get() + offset(layer, pos); }
 
  private:
   struct Free {
-    void operator()(float* p) const { std::free(p); }
+    void operator()(uint8_t* p) const { std::free(p); }
   };
-  using Floats = std::unique_ptr<float[], Free>;
-  static Floats zeroed(size_t n);  // throws std::bad_alloc when the allocator refuses
-  size_t offset(int64_t layer, int64_t pos) const { return size_t((layer * n_ctx_ + pos) * kv_dim_); }
-  int64_t n_ctx_, kv_dim_;
-  size_t n_ = 0;  // floats of K (and of V)
-  Floats k_, v_;
+  using Bytes = std::unique_ptr<uint8_t[], Free>;
+  static Bytes zeroed(size_t n);  // throws std::bad_alloc when the allocator refuses
+  size_t offset(int64_t layer, int64_t pos) const { return size_t(layer * n_ctx_ + pos) * row_bytes_; }
+  int64_t n_layer_, n_ctx_, kv_dim_;
+  KvType type_;
+  uint64_t row_bytes_;
+  size_t n_ = 0;  // bytes of K (and of V)
+  Bytes k_, v_;
 };
 
 }  // namespace ork::model

@@ -28,15 +28,8 @@ ORK_VECTOR_CLONES void attend(const float* qh, const float* kg, const float* vg,
 
 }  // namespace
 
-void attention(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos0, int64_t n_head,
-               int64_t n_head_kv, int64_t head_dim, const float* k_cache, const float* v_cache,
-               float* out) {
-  attention(pool, q, n_q_tokens, pos0, n_head, n_head_kv, head_dim, k_cache, v_cache, out, AttentionOptions{});
-}
-
-void attention(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos0, int64_t n_head,
-               int64_t n_head_kv, int64_t head_dim, const float* k_cache, const float* v_cache,
-               float* out, const AttentionOptions& options) {
+void check_attention_args(int64_t n_q_tokens, int64_t pos0, int64_t n_head, int64_t n_head_kv, int64_t head_dim,
+                          const AttentionOptions& options) {
   ORK_CHECK(std::isfinite(options.scale) && options.scale >= 0.0f, "ops::attention: scale=", options.scale,
             " must be finite and >= 0");
   ORK_CHECK(std::isfinite(options.softcap) && options.softcap >= 0.0f, "ops::attention: softcap=",
@@ -47,6 +40,18 @@ void attention(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos
   ORK_CHECK(head_dim >= 1, "ops::attention: head_dim=", head_dim, " must be >= 1");
   ORK_CHECK(n_head_kv >= 1 && n_head >= n_head_kv && n_head % n_head_kv == 0,
             "ops::attention: n_head=", n_head, " is not a positive multiple of n_head_kv=", n_head_kv);
+}
+
+void attention(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos0, int64_t n_head,
+               int64_t n_head_kv, int64_t head_dim, const float* k_cache, const float* v_cache,
+               float* out) {
+  attention(pool, q, n_q_tokens, pos0, n_head, n_head_kv, head_dim, k_cache, v_cache, out, AttentionOptions{});
+}
+
+void attention(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos0, int64_t n_head,
+               int64_t n_head_kv, int64_t head_dim, const float* k_cache, const float* v_cache,
+               float* out, const AttentionOptions& options) {
+  check_attention_args(n_q_tokens, pos0, n_head, n_head_kv, head_dim, options);
   if (n_q_tokens == 0) return;
   const int64_t group = n_head / n_head_kv;
   const float scale = options.scale > 0.0f ? options.scale : 1.0f / std::sqrt(float(head_dim));

@@ -36,4 +36,8 @@ void attention(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos
                int64_t n_head_kv, int64_t head_dim, const float* k_cache, const float* v_cache,
                float* out, const AttentionOptions& options);
 
+// The requirements above, as ork::Error naming the value at fault (shared with attention_blocked).
+void check_attention_args(int64_t n_q_tokens, int64_t pos0, int64_t n_head, int64_t n_head_kv, int64_t head_dim,
+                          const AttentionOptions& options);
+
 }  // namespace ork::ops

@@ -31,6 +31,12 @@ void quantize_q5_1(const float* src, void* dst, int64_t n);
 void quantize_q8_0(const float* src, void* dst, int64_t n);
 void quantize_q8_1(const float* src, void* dst, int64_t n);
 
+// ggml's own Q8_0 quantizer (quantize_row_q8_0_ref; quantize_q8_0_ggml.cpp), not the reference
+// above: d = fp16(amax / 127) and q = roundf(x / (amax / 127)), so an element may decode up to half
+// a step plus the scale's fp16 rounding away. What a q8_0 KV cache stores (model/kv_cache.h), to
+// round K and V exactly as llama.cpp does. Same contract as the others.
+void quantize_q8_0_ggml(const float* src, void* dst, int64_t n);
+
 // K formats (quantize_k.cpp).
 void quantize_q2_K(const float* src, void* dst, int64_t n);
 void quantize_q3_K(const float* src, void* dst, int64_t n);

@@ -5,16 +5,19 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/quote.h"
 #include "model/model.h"
 
 namespace ork::runtime {
 namespace {
 
-constexpr char kMagic[8] = {'O', 'R', 'K', 'C', 'H', 'A', 'T', '1'};
+// "ORKCHAT" and the format version: 1 held f32 KV rows with no type; 2 names the KV type.
+constexpr char kMagic[8] = {'O', 'R', 'K', 'C', 'H', 'A', 'T', '2'};
 
 // Session file (little-endian as the host writes it; docs/chat.md): magic, u64 n_layer, n_ctx,
-// kv_dim, n_vocab, string template name, u64 message count, (string role, string content)…,
-// u64 token count, int32 tokens…, the Context::state() floats. A string is u64 length + bytes.
+// kv_dim, n_vocab, string KV type (f32 | f16 | q8_0), string template name, u64 message count,
+// (string role, string content)…, u64 token count, int32 tokens…, the Context::state() bytes.
+// A string is u64 length + bytes.
 class Out {
  public:
   explicit Out(std::FILE* f) : f_(f) {}
@@ -150,6 +153,7 @@ void ChatSession::save(const std::string& path) const {
   o.u64(uint64_t(ctx_.n_ctx()));
   o.u64(uint64_t(c.kv_dim()));
   o.u64(uint64_t(ctx_.n_vocab()));
+  o.str(model::kv_type_name(ctx_.kv_type()));
   o.str(tmpl_.name());
   o.u64(messages_.size());
   for (const model::ChatMessage& m : messages_) {
@@ -158,8 +162,8 @@ void ChatSession::save(const std::string& path) const {
   }
   o.u64(cached_.size());
   o.bytes(cached_.data(), cached_.size() * sizeof(int32_t));
-  const std::vector<float> state = ctx_.state();
-  o.bytes(state.data(), state.size() * sizeof(float));
+  const std::vector<uint8_t> state = ctx_.state();
+  o.bytes(state.data(), state.size());
   const bool ok = o.ok() && std::fflush(f) == 0;
   std::fclose(f);
   if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -178,7 +182,9 @@ void ChatSession::load(const std::string& path) {
   In in(f, path);
   char magic[sizeof kMagic];
   in.bytes(magic, sizeof magic, "magic");
-  ORK_CHECK(std::memcmp(magic, kMagic, sizeof kMagic) == 0, path, ": not an ork chat session file");
+  ORK_CHECK(std::memcmp(magic, kMagic, 7) == 0, path, ": not an ork chat session file");
+  ORK_CHECK(magic[7] == kMagic[7], path, ": session file format ", magic[7] == '1' ? "1 (f32 KV rows, before KV cache types)" : "unknown",
+            " is not readable by this version (format 2); start a new session");
   const model::Config& c = ctx_.engine().model().config();
   auto expect = [&](const char* what, uint64_t want) {
     const uint64_t v = in.u64(what);
@@ -188,6 +194,9 @@ void ChatSession::load(const std::string& path) {
   expect("context size", uint64_t(ctx_.n_ctx()));
   expect("kv_dim", uint64_t(c.kv_dim()));
   expect("n_vocab", uint64_t(ctx_.n_vocab()));
+  const std::string kv = in.str("KV type", 16);
+  ORK_CHECK(kv == model::kv_type_name(ctx_.kv_type()), path, ": saved with a KV cache of type ", quote(kv),
+            ", this session's is ", model::kv_type_name(ctx_.kv_type()), " (--kv-type)");
   const std::string name = in.str("template name", 256);
   ORK_CHECK(name == tmpl_.name(), path, ": saved with chat template '", name, "', this session uses '",
             tmpl_.name(), "'");
@@ -207,8 +216,8 @@ void ChatSession::load(const std::string& path) {
   for (int32_t t : tokens) {
     ORK_CHECK(t >= 0 && t < ctx_.n_vocab(), path, ": token id ", t, " is outside the vocabulary");
   }
-  std::vector<float> state(size_t(2 * c.n_layer * int64_t(n_tok) * c.kv_dim()));
-  in.bytes(state.data(), state.size() * sizeof(float), "KV cache");
+  std::vector<uint8_t> state(size_t(ctx_.state_bytes(int64_t(n_tok))));
+  in.bytes(state.data(), state.size(), "KV cache");
   char extra;
   ORK_CHECK(std::fread(&extra, 1, 1, f) == 0, path, ": trailing bytes after the KV cache");
   ctx_.set_state(state, int64_t(n_tok));

@@ -8,32 +8,45 @@
 namespace ork::runtime {
 namespace {
 
-int64_t resolve_ctx(const model::Config& c, int64_t n_ctx) {
-  return resolve_context(c, n_ctx, available_memory_bytes());
+int64_t resolve_ctx(const model::Config& c, int64_t n_ctx, model::KvType type) {
+  return resolve_context(c, n_ctx, available_memory_bytes(), type);
 }
 
 }  // namespace
 
 Context::Context(Engine& engine, int64_t n_ctx)
     : engine_(engine),
-      cache_(engine.model().config().n_layer, resolve_ctx(engine.model().config(), n_ctx),
-             engine.model().config().kv_dim()),
+      cache_(engine.model().config().n_layer, resolve_ctx(engine.model().config(), n_ctx, kv_type_of(engine.options())),
+             engine.model().config().kv_dim(), kv_type_of(engine.options())),
       forward_(engine.model().config(), engine.model().weights(), engine.backend(), engine.pool()) {}
 
 void Context::run(const int32_t* tokens, const float* embd, int64_t n, bool all, float* out) {
   ORK_CHECK((tokens != nullptr || embd != nullptr) && n > 0, "eval: no tokens");
   ORK_CHECK(n <= n_ctx() - n_past_, "context full: ", n_past_, " + ", n, " tokens exceed the context of ",
             n_ctx(), " tokens");
-  {
-    std::lock_guard lock(engine_.forward_mutex());
-    if (tokens != nullptr) {
-      forward_.eval(cache_, tokens, n, n_past_, all, out);
-    } else {
-      forward_.eval_embd(cache_, embd, n, n_past_, all, out);
+  // In chunks of at most m_max tokens (llama.cpp's ubatch), so the activations are those of m_max
+  // rows whatever the prompt's length (the memory plan's host scratch). Without `all`, each chunk's
+  // last logits land in out and the final chunk's stay.
+  const int64_t chunk = std::max<int64_t>(1, engine_.options().m_max);
+  const int64_t n_embd = engine_.model().config().n_embd;
+  const int64_t n0 = n_past_;
+  try {
+    for (int64_t i = 0; i < n; i += chunk) {
+      const int64_t m = std::min(chunk, n - i);
+      float* o = all ? out + i * n_vocab() : out;
+      std::lock_guard lock(engine_.forward_mutex());
+      if (tokens != nullptr) {
+        forward_.eval(cache_, tokens + i, m, n_past_, all, o);
+      } else {
+        forward_.eval_embd(cache_, embd + i * n_embd, m, n_past_, all, o);
+      }
+      max_batch_ = std::max(max_batch_, m);
+      n_past_ += m;
     }
+  } catch (...) {
+    n_past_ = n0;  // a failed eval leaves the sequence as it was
+    throw;
   }
-  max_batch_ = std::max(max_batch_, n);
-  n_past_ += n;
 }
 
 const float* Context::eval(const std::vector<int32_t>& tokens) {
@@ -94,31 +107,37 @@ void Context::truncate(int64_t n) {
   n_past_ = n;
 }
 
-std::vector<float> Context::state() const {
-  const int64_t n_layer = engine_.model().config().n_layer, dim = cache_.kv_dim();
-  std::vector<float> s;
-  s.reserve(size_t(2 * n_layer * n_past_ * dim));
-  for (int64_t l = 0; l < n_layer; ++l) s.insert(s.end(), cache_.k(l), cache_.k(l) + n_past_ * dim);
-  for (int64_t l = 0; l < n_layer; ++l) s.insert(s.end(), cache_.v(l), cache_.v(l) + n_past_ * dim);
+std::vector<uint8_t> Context::state() const {
+  const int64_t n_layer = cache_.n_layer();
+  const size_t rows = size_t(n_past_) * cache_.row_bytes();
+  std::vector<uint8_t> s;
+  s.reserve(2 * size_t(n_layer) * rows);
+  for (int64_t l = 0; l < n_layer; ++l) s.insert(s.end(), cache_.k_bytes(l), cache_.k_bytes(l) + rows);
+  for (int64_t l = 0; l < n_layer; ++l) s.insert(s.end(), cache_.v_bytes(l), cache_.v_bytes(l) + rows);
   return s;
 }
 
-void Context::set_state(const std::vector<float>& s, int64_t n) {
-  const int64_t n_layer = engine_.model().config().n_layer, dim = cache_.kv_dim();
+uint64_t Context::state_bytes(int64_t n) const {
+  return 2 * uint64_t(cache_.n_layer()) * uint64_t(n) * cache_.row_bytes();
+}
+
+void Context::set_state(const std::vector<uint8_t>& s, int64_t n) {
+  const int64_t n_layer = cache_.n_layer();
   ORK_CHECK(n >= 0 && n <= n_ctx(), "KV state of ", n, " positions does not fit the context of ",
             n_ctx(), " tokens");
-  ORK_CHECK(s.size() == size_t(2 * n_layer * n * dim), "KV state holds ", s.size(), " floats, ",
-            2 * n_layer * n * dim, " expected for ", n, " positions");
-  const float* p = s.data();
-  for (int64_t l = 0; l < n_layer; ++l, p += n * dim) std::copy(p, p + n * dim, cache_.k(l));
-  for (int64_t l = 0; l < n_layer; ++l, p += n * dim) std::copy(p, p + n * dim, cache_.v(l));
+  ORK_CHECK(s.size() == state_bytes(n), "KV state holds ", s.size(), " bytes, ", state_bytes(n), " expected for ", n,
+            " positions of a ", model::kv_type_name(cache_.type()), " cache");
+  const size_t rows = size_t(n) * cache_.row_bytes();
+  const uint8_t* p = s.data();
+  for (int64_t l = 0; l < n_layer; ++l, p += rows) std::copy(p, p + rows, cache_.k_bytes(l));
+  for (int64_t l = 0; l < n_layer; ++l, p += rows) std::copy(p, p + rows, cache_.v_bytes(l));
   n_past_ = n;
 }
 
 Context::Memory Context::memory() const {
   Memory m;
   m.kv_bytes = cache_.bytes();
-  m.scratch_bytes = forward_.scratch_bytes(max_batch_);
+  m.scratch_bytes = forward_.scratch_bytes(max_batch_) + forward_.kv_staging_bytes();
   m.logits_bytes = uint64_t(logits_.capacity()) * sizeof(float);
   return m;
 }

@@ -18,16 +18,20 @@ class BatchDecode;
 class Context {
  public:
   // n_ctx: tokens the KV cache holds; 0 → the model's training context bounded by memory
-  // (runtime::resolve_context: ork::Error with the numbers when the KV cache does not fit).
+  // (runtime::resolve_context: ork::Error with the numbers when the KV cache does not fit). The
+  // cache's type is runtime::kv_type_of(engine.options()).
   Context(Engine& engine, int64_t n_ctx);
 
   int64_t n_ctx() const { return cache_.n_ctx(); }
   int64_t n_past() const { return n_past_; }
   int64_t n_vocab() const { return engine_.model().config().n_vocab; }
+  model::KvType kv_type() const { return cache_.type(); }  // runtime::kv_type_of(engine options)
   Engine& engine() { return engine_; }
 
   // Evaluates `tokens` after the n_past() tokens already in the cache and returns the logits of the
-  // last one ([n_vocab], valid until the next eval). Throws ork::Error when they do not fit.
+  // last one ([n_vocab], valid until the next eval). Throws ork::Error when they do not fit. Every
+  // eval runs the forward pass in chunks of at most EngineOptions::m_max tokens (the activations of
+  // m_max rows, as the memory plan counts them); on an error n_past() stays as it was.
   const float* eval(const std::vector<int32_t>& tokens);
   // Like eval, but returns the logits of every token: [tokens.size()][n_vocab].
   const std::vector<float>& eval_all(const std::vector<int32_t>& tokens);
@@ -51,7 +55,8 @@ class Context {
   // Host memory of this sequence, in bytes (peak = largest since creation; nothing here shrinks).
   struct Memory {
     uint64_t kv_bytes = 0;       // KV cache
-    uint64_t scratch_bytes = 0;  // the forward pass's activations for the largest batch so far
+    uint64_t scratch_bytes = 0;  // the forward pass's activations for the largest batch so far, and
+                                 // its f32 staging of one layer's K/V (f16, q8_0 caches)
     uint64_t logits_bytes = 0;   // the logits buffer eval()/eval_all() return (0 with eval_into only)
   };
   Memory memory() const;
@@ -62,11 +67,13 @@ class Context {
   // continues at position n, overwriting what came after.
   void truncate(int64_t n);
 
-  // The KV cache rows of positions [0, n_past()): for each layer, n_past() × kv_dim floats of K, then
-  // the same of V. set_state() restores such a vector as n_past() = n (ork::Error when its size is
-  // not that of n positions or n exceeds n_ctx()).
-  std::vector<float> state() const;
-  void set_state(const std::vector<float>& state, int64_t n);
+  // The KV cache rows of positions [0, n_past()), as the cache holds them (kv_type(): f32, f16 or
+  // q8_0 rows of model::kv_row_bytes): for each layer, n_past() rows of K, then the same of V.
+  // set_state() restores such bytes as n_past() = n (ork::Error when their size is not
+  // state_bytes(n) or n exceeds n_ctx()); a state is only meaningful for a cache of the same type.
+  std::vector<uint8_t> state() const;
+  uint64_t state_bytes(int64_t n) const;
+  void set_state(const std::vector<uint8_t>& state, int64_t n);
 
  private:
   friend class BatchDecode;  // evaluates this sequence's cache in a batch with others (batch_decode.h)

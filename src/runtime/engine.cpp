@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 #include <unordered_map>
 
 #include "core/error.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "npu/drm_kernel.h"
+#include "ops/attention_blocked.h"
 #include "ops/qpanels.h"
 #include "runtime/context_size.h"
 #include "runtime/cpu_int4_matmul.h"
@@ -322,6 +324,11 @@ Engine::~Engine() {
   backend_.reset();
 }
 
+model::KvType kv_type_of(const EngineOptions& o) {
+  if (o.kv_type) return *o.kv_type;
+  return o.exact ? model::KvType::kF32 : model::KvType::kF16;
+}
+
 MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
   const std::string device = resolve_device(options);
   Engine* const share_from = options.share_scratch_with != nullptr ? options.share_scratch_with
@@ -331,14 +338,20 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
   mp.device = device;
   const std::unique_ptr<model::Model> model = model::Model::load(options.model_path, {options.tokenizer_pre});
   const model::Config& c = model->config();
-  mp.n_ctx = resolve_context(c, n_ctx, available_memory_bytes());
+  const model::KvType kv_type = kv_type_of(options);
+  mp.n_ctx = resolve_context(c, n_ctx, available_memory_bytes(), kv_type);
   mp.model_file_bytes = model->tensor_bytes();
-  mp.kv_cache_bytes = uint64_t(2) * uint64_t(c.n_layer) * uint64_t(mp.n_ctx) * uint64_t(c.kv_dim()) * sizeof(float);
+  mp.kv_type = model::kv_type_name(kv_type);
+  mp.kv_cache_bytes = kv_cache_bytes(c, mp.n_ctx, kv_type);
+  mp.kv_staging_bytes = kv_staging_bytes(c, mp.n_ctx, kv_type);
   {
     ThreadPool pool(1);
     model::CpuMatmul cpu(pool);
     const model::Forward f(c, model->weights(), cpu, pool);
-    mp.host_scratch_bytes = f.scratch_bytes(options.m_max);
+    // + the prefill attention's score buffers, one per thread, for queries at the end of the context.
+    const int threads = options.threads > 0 ? options.threads : std::max(1, int(std::thread::hardware_concurrency()));
+    mp.host_scratch_bytes = f.scratch_bytes(options.m_max) + mp.kv_staging_bytes +
+                            uint64_t(threads) * ops::attention_blocked_scratch_bytes(c.n_head, c.n_head_kv, mp.n_ctx);
   }
   if (device == "cpu") {
     mp.mode = "none";

@@ -14,10 +14,12 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "model/kv_type.h"
 #include "model/matmul_backend.h"
 #include "model/model.h"
 #include "npu/device.h"
@@ -89,6 +91,8 @@ struct EngineOptions {
   std::string tokenizer_pre;     // non-empty: overrides tokenizer.ggml.pre (--tokenizer-pre)
   // npu/sim: where each linear runs (runtime/schedule.h; --schedule). npu: all on the device.
   Schedule schedule = Schedule::kNpu;
+  // Element type of its Contexts' KV caches (--kv-type); unset: kv_type_of() decides.
+  std::optional<model::KvType> kv_type;
 
   // Sharing with an Engine loaded earlier (npu/sim only; it must outlive this one). Either one makes
   // this Engine use that Engine's Device (the device options above are then ignored).
@@ -117,6 +121,11 @@ struct EngineOptions {
   // Throws ScratchMemError for a wrong count, a short memory, or with share_scratch_with.
   std::vector<ExternalMemory> scratch_mem;
 };
+
+// The KV cache type of `o`'s Contexts: o.kv_type when set, else f16 (llama.cpp's default), or f32 with
+// `exact` (the float64 reference test compares the exact path at 1e-4; f16 keys alone move logits by
+// more than that).
+model::KvType kv_type_of(const EngineOptions& o);
 
 // What the weights did on the device (see `ork run --stats`).
 struct ResidencyStats {
@@ -174,8 +183,11 @@ struct MemoryPlan {
   uint64_t stream_budget_bytes = 0;            // stream: weight bytes resident at once (at most)
   uint64_t dma_bytes = 0;             // Σ device bytes (stream: + the budget)
   uint64_t model_file_bytes = 0;      // the GGUF tensor bytes (mapped from the file)
+  std::string kv_type;                // f32 | f16 | q8_0 (kv_type_of)
   uint64_t kv_cache_bytes = 0;        // one context of n_ctx tokens
-  uint64_t host_scratch_bytes = 0;    // its activations for a batch of m_max tokens
+  uint64_t host_scratch_bytes = 0;    // its activations for a batch of m_max tokens, + kv_staging_bytes,
+                                      // + per thread the prefill attention's scores at n_ctx keys
+  uint64_t kv_staging_bytes = 0;      //   of which: one layer's K/V widened to f32 at n_ctx (f16, q8_0)
   uint64_t ram_bytes = 0;             // model_file + dma + kv + host scratch: the RAM to plan for
   int64_t n_ctx = 0;
 };

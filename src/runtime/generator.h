@@ -1,5 +1,6 @@
-// runtime::generate — the prefill/decode loop: evaluate the prompt in one batch, then sample and
-// evaluate one token at a time until n_predict tokens, an end-of-generation token, or a full context.
+// runtime::generate — the prefill/decode loop: evaluate the prompt in one call (Context::eval runs
+// it in chunks of m_max tokens), then sample and evaluate one token at a time until n_predict
+// tokens, an end-of-generation token, or a full context.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,7 @@ namespace ork::runtime {
 struct GenerateResult {
   std::vector<int32_t> tokens;  // generated ids (the end-of-generation token included when hit)
   int64_t n_prompt = 0;
-  double prompt_ms = 0;  // evaluating the prompt (one batch)
+  double prompt_ms = 0;  // evaluating the prompt (one Context::eval)
   double gen_ms = 0;     // sampling and evaluating the generated tokens
   bool hit_eog = false;  // stopped at an end-of-generation token
   bool hit_ctx = false;  // stopped because the context is full

@@ -293,6 +293,50 @@ TEST_F(Api, SharedWeightsAreComparedByContent) {
   ork_model_free(twin);
 }
 
+// ork_model_options.kv_type: the plan and the context count the type's bytes (f16 by default), and
+// an unknown name is refused.
+TEST_F(Api, KvTypeSizesTheCacheAndUnknownNamesAreRefused) {
+  const std::string path = make_model("a.gguf", 1);
+  ork_model_info info{};
+  std::vector<uint64_t> kv_bytes;
+  for (const char* t : {static_cast<const char*>(nullptr), "f32", "f16", "q8_0"}) {
+    ork_model_options o;
+    ork_model_options_init(&o);
+    o.device = "cpu";
+    o.threads = 2;
+    o.kv_type = t;
+    ork_mem_info plan{};
+    ASSERT_EQ(ork_query_plan(path.c_str(), &o, 64, &plan), ORK_OK) << ork_last_error();
+    ork_model* m = nullptr;
+    ASSERT_EQ(ork_model_load(path.c_str(), &o, &m), ORK_OK) << ork_last_error();
+    ork_model_get_info(m, &info);
+    ork_context* c = nullptr;
+    ASSERT_EQ(ork_context_create(m, 64, &c), ORK_OK) << ork_last_error();
+    const float* l = nullptr;
+    ASSERT_EQ(ork_eval(c, kPrompt.data(), int64_t(kPrompt.size()), &l), ORK_OK) << ork_last_error();
+    ork_mem_info mi{};
+    ASSERT_EQ(ork_query_mem(nullptr, c, &mi), ORK_OK);
+    EXPECT_EQ(mi.kv_cache_bytes, plan.kv_cache_bytes) << (t ? t : "default");
+    kv_bytes.push_back(mi.kv_cache_bytes);
+    ork_context_free(c);
+    ork_model_free(m);
+  }
+  const uint64_t per_value = 2 * uint64_t(info.n_layer) * 64;  // K and V, every layer, 64 positions
+  ASSERT_EQ(kv_bytes.size(), 4u);
+  EXPECT_EQ(kv_bytes[0], kv_bytes[2]);  // the default is f16
+  EXPECT_EQ(kv_bytes[1] % (per_value * 4), 0u);
+  EXPECT_EQ(kv_bytes[1], 2 * kv_bytes[2]);
+  EXPECT_EQ(kv_bytes[3] * 32, kv_bytes[2] / 2 * 34);  // 34 bytes per 32 values
+  ork_model_options o;
+  ork_model_options_init(&o);
+  o.device = "cpu";
+  o.kv_type = "q4_0";
+  ork_model* m = nullptr;
+  EXPECT_EQ(ork_model_load(path.c_str(), &o, &m), ORK_ERR_INVALID_ARG);
+  EXPECT_NE(std::string(ork_last_error()).find("kv_type: unknown KV cache type 'q4_0'"), std::string::npos)
+      << ork_last_error();
+}
+
 TEST_F(Api, BadInputGivesAStatusAndAMessage) {
   ork_model* m = load(make_model("a.gguf", 1));
   ork_context* c = nullptr;

@@ -1,5 +1,7 @@
 #include "reference_forward.h"
 
+#include "reference_kv_rounding.h"
+
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -107,7 +109,8 @@ double gelu_tanh(double x) {
 }  // namespace
 
 std::vector<std::vector<double>> reference_logits(const std::string& path,
-                                                  const std::vector<int32_t>& tokens, int64_t n_ctx) {
+                                                  const std::vector<int32_t>& tokens, int64_t n_ctx,
+                                                  const std::string& kv_type) {
   const gguf::File f = gguf::File::open(path);
   const std::string arch(f.get_string("general.architecture"));
   const std::string p = arch + ".";
@@ -246,6 +249,8 @@ std::vector<std::vector<double>> reference_logits(const std::string& path,
         }
         rope(kh, n_rot, t, lbase, lscale, neox, ff, mscale, yarn);
       }
+      round_kv_row(kv_type, k[size_t(t)].data(), kv_dim);
+      round_kv_row(kv_type, v[size_t(t)].data(), kv_dim);
     }
     for (int64_t t = 0; t < T; ++t) {
       Vec attn(size_t(n_head * head_dim), 0.0);

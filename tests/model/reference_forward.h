@@ -17,8 +17,11 @@ namespace ork::testing {
 // Logits [tokens.size()][n_vocab] of every position of `tokens`, evaluated from position 0.
 // n_ctx: the context the engine runs with (phi3 takes rope_factors_long when it exceeds
 // rope.scaling.original_context_length, else the short ones); 0 → tokens.size().
+// kv_type: "f32" (K and V exact), or "f16" / "q8_0": each position's K (after RoPE) and V rounded
+// as that KV cache stores them (reference_kv_rounding.h) before attention reads them.
 std::vector<std::vector<double>> reference_logits(const std::string& gguf_path,
-                                                  const std::vector<int32_t>& tokens, int64_t n_ctx = 0);
+                                                  const std::vector<int32_t>& tokens, int64_t n_ctx = 0,
+                                                  const std::string& kv_type = "f32");
 
 // max |a - b| over max |b|: the error of the logits a (b.size() of them) relative to b's scale.
 inline double normalized_error(const float* a, const std::vector<double>& b) {

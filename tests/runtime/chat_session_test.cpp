@@ -136,6 +136,7 @@ TEST_F(ChatSessionTest, LoadValidatesAndLeavesTheSessionUnchangedOnError) {
     EXPECT_EQ(b.messages()[0].content, "keep me");
   };
   expect_error(write("magic", "NOTCHAT1" + bytes.substr(8)), "not an ork chat session file");
+  expect_error(write("v1", "ORKCHAT1" + bytes.substr(8)), "session file format 1 (f32 KV rows");
   expect_error(write("short", bytes.substr(0, bytes.size() - 5)), "truncated");
   expect_error(write("long", bytes + "x"), "trailing bytes");
   expect_error(dir_.file("missing"), "cannot open");
@@ -144,6 +145,42 @@ TEST_F(ChatSessionTest, LoadValidatesAndLeavesTheSessionUnchangedOnError) {
   EXPECT_THROW(c.load(good), Error);
   ChatSession d(ctx2, chat_template_for(engine_.model(), "chatml"));  // another template
   EXPECT_THROW(d.load(good), Error);
+}
+
+// Every KV type saves and restores its own rows (the continuation equals the saved session's), and a
+// session of one type is refused by a context of another, naming both.
+TEST_F(ChatSessionTest, SaveAndLoadWithEachKvTypeAndRefuseAnother) {
+  EXPECT_EQ(Context(engine_, 16).kv_type(), model::KvType::kF16);  // the default
+  for (model::KvType t : {model::KvType::kF32, model::KvType::kF16, model::KvType::kQ8_0}) {
+    EngineOptions o = options();
+    o.kv_type = t;
+    Engine e(o);
+    Context ctx(e, 128), ctx2(e, 128);
+    EXPECT_EQ(ctx.kv_type(), t);
+    ChatSession a(ctx, chat_template_for(e.model(), "")), b(ctx2, chat_template_for(e.model(), ""));
+    a.clear("");
+    Sampler sa(greedy());
+    (void)a.reply("A penny saved", sa, 6, ignore);
+    const std::string path = dir_.file(std::string("s_") + model::kv_type_name(t));
+    a.save(path);
+    b.load(path);
+    EXPECT_EQ(ctx2.state(), ctx.state()) << model::kv_type_name(t);
+    Sampler s1(greedy()), s2(greedy());
+    EXPECT_EQ(b.reply("Time flies", s2, 6, ignore).text, a.reply("Time flies", s1, 6, ignore).text);
+    if (t != model::KvType::kF16) {
+      Context other(engine_, 128);  // f16
+      ChatSession c(other, chat_template_for(engine_.model(), ""));
+      try {
+        c.load(path);
+        ADD_FAILURE() << "a " << model::kv_type_name(t) << " session loaded into an f16 context";
+      } catch (const Error& err) {
+        EXPECT_NE(std::string(err.what()).find(std::string("KV cache of type '") + model::kv_type_name(t) +
+                                               "', this session's is f16"),
+                  std::string::npos)
+            << err.what();
+      }
+    }
+  }
 }
 
 TEST_F(ChatSessionTest, InterruptKeepsThePartialReplyAndTheSessionGoesOn) {

@@ -46,6 +46,29 @@ TEST_F(Cli, GreedyRunIsDeterministicAndJsonHasTheFields) {
   EXPECT_EQ(tokens(a.out), tokens(b.out)) << "greedy output depends on the thread count";
 }
 
+// --kv-type: the plan names the type and counts its bytes (f16 by default, half of f32); a run with
+// each type works; an unknown type is one usage error line.
+TEST_F(Cli, KvTypeFlag) {
+  auto kv_bytes = [&](const std::string& flag) {
+    const Result r = run_ork("mem -m " + model_ + " --device cpu --ctx 256 --plan-only --json" + flag, dir_);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const size_t at = r.out.find("\"kv_cache_bytes\":");
+    return at == std::string::npos ? std::string() : r.out.substr(at, r.out.find(',', at) - at);
+  };
+  EXPECT_EQ(kv_bytes(""), kv_bytes(" --kv-type f16"));
+  EXPECT_NE(kv_bytes(" --kv-type f32"), kv_bytes(" --kv-type f16"));
+  const Result q = run_ork("mem -m " + model_ + " --device cpu --ctx 256 --plan-only --json --kv-type q8_0", dir_);
+  EXPECT_NE(q.out.find("\"kv_type\":\"q8_0\""), std::string::npos) << q.out;
+  for (const char* t : {"f32", "f16", "q8_0"}) {
+    const Result r = run_ork("run -m " + model_ + " --prompt-tokens 5,6 -n 3 --temp 0 --print-tokens --kv-type " + t, dir_);
+    EXPECT_EQ(r.status, 0) << t << ": " << r.err;
+  }
+  const Result bad = run_ork("run -m " + model_ + " --prompt-tokens 5,6 -n 3 --kv-type q4_0", dir_);
+  EXPECT_EQ(bad.status, 2) << bad.err;
+  EXPECT_EQ(count_lines(bad.err), 1) << bad.err;
+  EXPECT_NE(bad.err.find("--kv-type: unknown KV cache type 'q4_0'"), std::string::npos) << bad.err;
+}
+
 TEST_F(Cli, PrintTokensMatchesJsonTokens) {
   const Result j = run_ork("run -m " + model_ + " --prompt-tokens 5,6 -n 5 --temp 0 --json", dir_);
   const Result p = run_ork("run -m " + model_ + " --prompt-tokens 5,6 -n 5 --temp 0 --print-tokens", dir_);

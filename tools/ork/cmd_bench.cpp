@@ -146,6 +146,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   std::vector<OptionSpec> specs = kBenchOptions;
   specs.insert(specs.end(), kSpeculativeOptions.begin(), kSpeculativeOptions.end());
   specs.insert(specs.end(), kSimOptions.begin(), kSimOptions.end());
+  specs.insert(specs.end(), kKvOptions.begin(), kKvOptions.end());
   const Args args("bench", specs, argv);
   if (args.has("--help")) {
     std::printf("usage: ork bench [-m MODEL] [-p 128] [-n 64] [-t N] [-r 5] [--json]\n\n%s",

@@ -67,6 +67,7 @@ int cmd_chat(const std::vector<std::string>& argv) {
   std::vector<OptionSpec> specs = kChatOptions;
   specs.insert(specs.end(), kSamplingOptions.begin(), kSamplingOptions.end());
   specs.insert(specs.end(), kSimOptions.begin(), kSimOptions.end());
+  specs.insert(specs.end(), kKvOptions.begin(), kKvOptions.end());
   const Args args("chat", specs, argv);
   if (args.has("--help")) {
     std::printf("usage: ork chat [-m MODEL] [--system TEXT] [options]\n%s\n%s", kHelp,

@@ -47,6 +47,7 @@ std::string mib(uint64_t b) {
 int cmd_mem(const std::vector<std::string>& argv) {
   std::vector<OptionSpec> specs = kMemOptions;
   specs.insert(specs.end(), kSimOptions.begin(), kSimOptions.end());
+  specs.insert(specs.end(), kKvOptions.begin(), kKvOptions.end());
   const Args args("mem", specs, argv);
   if (args.has("--help")) {
     std::printf("usage: ork mem [-m MODEL] [--ctx N] [--device D] [--json] [options]\n\n%s",
@@ -75,7 +76,9 @@ int cmd_mem(const std::vector<std::string>& argv) {
     j.key("stream_budget_bytes").value(plan.stream_budget_bytes);
     j.key("dma_bytes").value(plan.dma_bytes);
     j.key("model_file_bytes").value(plan.model_file_bytes);
+    j.key("kv_type").value(plan.kv_type);
     j.key("kv_cache_bytes").value(plan.kv_cache_bytes);
+    j.key("kv_staging_bytes").value(plan.kv_staging_bytes);
     j.key("host_scratch_bytes").value(plan.host_scratch_bytes);
     j.key("ram_bytes").value(plan.ram_bytes);
     j.end_object();
@@ -95,7 +98,8 @@ int cmd_mem(const std::vector<std::string>& argv) {
       std::printf("\n");
     }
     std::printf("  model file (mapped)   %s\n", mib(plan.model_file_bytes).c_str());
-    std::printf("  KV cache (%lld tok)   %s\n", static_cast<long long>(plan.n_ctx), mib(plan.kv_cache_bytes).c_str());
+    std::printf("  KV cache (%lld tok, %s)   %s\n", static_cast<long long>(plan.n_ctx), plan.kv_type.c_str(),
+                mib(plan.kv_cache_bytes).c_str());
     std::printf("  host scratch          %s\n", mib(plan.host_scratch_bytes).c_str());
     std::printf("  RAM to plan for       %s\n", mib(plan.ram_bytes).c_str());
   }

@@ -126,6 +126,7 @@ Windows windows_from_text(const std::string& path, const model::Tokenizer& tok, 
 int cmd_perplexity(const std::vector<std::string>& argv) {
   std::vector<OptionSpec> specs = kPerplexityOptions;
   specs.insert(specs.end(), kSimOptions.begin(), kSimOptions.end());
+  specs.insert(specs.end(), kKvOptions.begin(), kKvOptions.end());
   const Args args("perplexity", specs, argv);
   if (args.has("--help")) {
     std::printf("usage: ork perplexity [-m MODEL] -f TEXT [options]\n"

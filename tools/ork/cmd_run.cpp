@@ -83,6 +83,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   std::vector<OptionSpec> specs = kRunOptions;
   specs.insert(specs.end(), kSpeculativeOptions.begin(), kSpeculativeOptions.end());
   specs.insert(specs.end(), kSimOptions.begin(), kSimOptions.end());
+  specs.insert(specs.end(), kKvOptions.begin(), kKvOptions.end());
   const Args args("run", specs, argv);
   if (args.has("--help")) {
     std::printf("usage: ork run [-m MODEL] (-p TEXT | --prompt-tokens IDS) [options]\n\n%s",

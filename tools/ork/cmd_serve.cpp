@@ -45,6 +45,7 @@ int cmd_serve(const std::vector<std::string>& argv) {
   std::vector<OptionSpec> specs = kServeOptions;
   specs.insert(specs.end(), kSamplingOptions.begin(), kSamplingOptions.end());
   specs.insert(specs.end(), kSimOptions.begin(), kSimOptions.end());
+  specs.insert(specs.end(), kKvOptions.begin(), kKvOptions.end());
   const Args args("serve", specs, argv);
   if (args.has("--help")) {
     std::printf("usage: ork serve [-m MODEL] [--host H] [--port P] [--parallel N] [options]\n\n%s",

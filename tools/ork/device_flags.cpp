@@ -21,6 +21,10 @@ const std::vector<OptionSpec> kSimOptions = {
                                    "ORK_SIM_TIMING_ONLY=1)"},
 };
 
+const std::vector<OptionSpec> kKvOptions = {
+    {{"--kv-type"}, true, "KV cache type: f32 | f16 | q8_0 (default f16 as llama.cpp; f32 with --exact)"},
+};
+
 npu::DeviceOptions device_options(const Args& args, const std::string& def) {
   npu::DeviceOptions o = npu::DeviceOptions::from_env();
   o.kind = args.get_or("--device", def);
@@ -66,6 +70,13 @@ runtime::EngineOptions engine_options(const Args& args, const std::string& devic
     eo.schedule = runtime::parse_schedule(args.get_or("--schedule", "npu"));
   } catch (const Error& e) {
     throw UsageError{std::string("--schedule: ") + e.what()};
+  }
+  if (args.has("--kv-type")) {
+    try {
+      eo.kv_type = model::parse_kv_type(args.get_or("--kv-type", ""));
+    } catch (const Error& e) {
+      throw UsageError{std::string("--kv-type: ") + e.what()};
+    }
   }
   return eo;
 }

@@ -14,13 +14,16 @@ namespace ork::cli {
 // --sim-window-mb, --sim-domains, --sim-cores.
 extern const std::vector<OptionSpec> kSimOptions;
 
+// --kv-type: the commands that run a model.
+extern const std::vector<OptionSpec> kKvOptions;
+
 // DeviceOptions from ORK_SIM_* overridden by the flags; kind from --device (default `def`).
 npu::DeviceOptions device_options(const Args& args, const std::string& def);
 
 // EngineOptions from whichever of these flags the command declares: -m (default: the default
 // model), --device (default `device_def`) and the simulator knobs, -t, --cpu-int8, --exact,
 // --residency, --wcache-budget-mb (ORK_WCACHE_BUDGET_MB), --persist (ORK_PERSIST), --evict-src
-// (ORK_EVICT_SRC), --tokenizer-pre. Throws UsageError for a bad value.
+// (ORK_EVICT_SRC), --tokenizer-pre, --kv-type. Throws UsageError for a bad value.
 runtime::EngineOptions engine_options(const Args& args, const std::string& device_def);
 
 // The whole content of a text file; ork::Error naming the path when it cannot be read.
