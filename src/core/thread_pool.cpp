@@ -167,7 +167,12 @@ void ThreadPool::dispatch() {
   const auto all_done = [&] { return pending_.load() == 0; };
   if (!spin_until(all_done)) {
     std::unique_lock<std::mutex> lock(mutex_);
-    caller_sleeping_.store(true);
+    // An exchange, not a store: the read of pending_ in all_done must not be performed before this
+    // write is visible (store→load order). A seq_cst store gives that on real hardware, but qemu-user
+    // maps aarch64's STLR/LDAR pair to plain x86 moves, which may reorder: the caller then saw a
+    // worker still pending, the worker saw no caller asleep, and both slept (a hang seen 1 run in
+    // 12 under qemu). A read-modify-write is a full barrier everywhere.
+    caller_sleeping_.exchange(true);
     done_.wait(lock, all_done);
     caller_sleeping_.store(false);
   }
