@@ -3,16 +3,10 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "npu/matmul_job.h"
 
 namespace ork::npu {
 
-namespace {
-
-// One submit of `m` rows (m ≤ m_max): each task's MACs and bytes (A block + B slice + C block) as
-// the simulated core accounts them (sim/executor.cpp).
-double one_submit_ns(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns, uint32_t cores) {
-  const JobPlan job = plan_job(m, k, ns, Dtype::kI8, cores);
+std::array<std::vector<sim::TaskWork>, 3> job_task_work(const JobPlan& job) {
   std::array<std::vector<sim::TaskWork>, 3> per_core;
   for (uint32_t core = 0; core < 3; ++core) {
     for (uint32_t j = job.core_start[core]; j < job.core_start[core] + job.core_count[core]; ++j) {
@@ -23,7 +17,14 @@ double one_submit_ns(const sim::BoardProfile& p, int64_t m, int64_t k, std::span
       per_core[core].push_back({false, uint64_t(t.mt) * uint64_t(t.ks) * uint64_t(t.nt), a + b + c});
     }
   }
-  return sim::cost_job(p, per_core, false).total_ns;
+  return per_core;
+}
+
+namespace {
+
+// One submit of `m` rows (m ≤ m_max).
+double one_submit_ns(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns, uint32_t cores) {
+  return sim::cost_job(p, job_task_work(plan_job(m, k, ns, Dtype::kI8, cores)), false).total_ns;
 }
 
 }  // namespace

@@ -8,9 +8,14 @@
 #include <cstdint>
 #include <span>
 
+#include "npu/matmul_job.h"
 #include "npu/sim/board_model.h"
 
 namespace ork::npu {
+
+// Per core, the work of each of `job`'s tasks: MACs and bytes (A block + B slice + C block) as the
+// simulated core accounts them (sim/executor.cpp).
+std::array<std::vector<sim::TaskWork>, 3> job_task_work(const JobPlan& job);
 
 // ns: one entry per weight of the job (one entry: a single matmul). cores: 1..3. m_max ≥ 1.
 double estimate_job_ns(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns,

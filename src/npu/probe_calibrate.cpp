@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "npu/matmul.h"
+#include "npu/job_estimate.h"
 #include "npu/matmul_job.h"
 
 namespace ork::npu {
@@ -28,15 +29,13 @@ class TimedJob {
     for (auto& c : c_) cp_.push_back(c.data());
   }
   void run(MatmulScratch& scratch) { run_matmul_group(dev_, scratch, wp_, a_.data(), m_, cp_); }
-  // Bytes one task of this job moves, summed over its tasks (as the simulated core accounts them).
+  // Bytes this job's tasks move, summed (as the simulated core accounts them).
   uint64_t bytes() const {
     std::vector<int64_t> ns;
     for (const auto& w : ws_) ns.push_back(w.n);
-    const JobPlan job = plan_job(m_, k_, ns, Dtype::kI8, dev_.caps().cores);
     uint64_t b = 0;
-    for (const JobPlan::Entry& e : job.order) {
-      const TaskTile& t = job.parts[e.part].tasks[e.task];
-      b += uint64_t(t.mt * t.ks + t.nt * t.ks + t.mt * t.nt * 4);
+    for (const auto& core : job_task_work(plan_job(m_, k_, ns, Dtype::kI8, dev_.caps().cores))) {
+      for (const sim::TaskWork& w : core) b += w.bytes;
     }
     return b;
   }
