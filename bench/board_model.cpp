@@ -8,9 +8,11 @@
 // host work (norms, RoPE, attention, sampling, activation quantization) is not, so the tok/s are upper
 // bounds of today's submit pattern, not predictions of `ork run`.
 // The *_schedule_auto phases price what `--schedule auto` would run (runtime/schedule.h): each job on
-// the NPU, or its matmuls on the CPU's int8 path, whichever the model prices lower — the CPU side
-// priced by the same profile's CPU parameters (sim::cost_cpu_matmul_ns).
+// the NPU, its matmuls on the CPU's int8 path, or split along N between them, whichever the model
+// prices lowest — the CPU side priced by the same profile's CPU parameters (sim::cost_cpu_matmul_ns),
+// a split by sim::cost_overlapped_ns (both sides sharing ddr_total_gbps).
 // Usage: board_model [--board-profile FILE]
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -47,6 +49,7 @@ struct Phase {
   double ns = 0, submits = 0, tasks = 0, ddr = 0, switches = 0;
   double busy[3] = {0, 0, 0};
   double cpu_ns = 0, cpu_matmuls = 0;  // the schedule's CPU matmuls (schedule auto only)
+  double splits = 0;                   // calls split along N between the NPU and the CPU
 };
 
 // The modeled cost of one job of int8 matmuls sharing an (m × k) input, one per entry of `ns` (an
@@ -77,10 +80,22 @@ void price(npu::Device& dev, npu::MatmulScratch& scratch, int64_t m, int64_t k, 
   for (int i = 0; i < 3; ++i) ph.busy[i] += times * (after.modeled_core_busy_ns[i] - before.modeled_core_busy_ns[i]);
 }
 
-// Where `--schedule auto` runs the job: on the NPU (priced by the simulator) or its matmuls on the CPU.
+// Where `--schedule auto` runs the job: on the NPU (priced by the simulator), its matmuls on the CPU,
+// or split along N (the NPU part priced by the simulator, the time the call outlasts it added as CPU
+// time, as runtime::HybridMatmul counts it).
 void price_scheduled(npu::Device& dev, npu::MatmulScratch& scratch, const runtime::Scheduler* sched, int64_t m,
                      int64_t k, std::vector<int64_t> ns, double times, Phase& ph) {
-  if (sched == nullptr || !sched->choose(m, k, ns).cpu) {
+  const runtime::Choice c = sched != nullptr ? sched->choose(m, k, ns) : runtime::Choice{};
+  if (c.split) {
+    price(dev, scratch, m, k, c.npu_rows, times, ph);
+    const double extra = std::max(0.0, c.split_ns - c.split_npu_ns);
+    ph.ns += times * extra;
+    ph.cpu_ns += times * extra;
+    ph.cpu_matmuls += times * double(ns.size());
+    ph.splits += times;
+    return;
+  }
+  if (!c.cpu) {
     price(dev, scratch, m, k, std::move(ns), times, ph);
     return;
   }
@@ -132,6 +147,7 @@ void write_phase(JsonWriter& j, const Phase& ph, int64_t tokens) {
   if (ph.cpu_matmuls > 0) {
     j.key("cpu_modeled_ms").value(ph.cpu_ns / 1e6);
     j.key("cpu_matmuls_per_token").value(ph.cpu_matmuls / double(tokens));
+    j.key("split_calls_per_token").value(ph.splits / double(tokens));
   }
   j.end_object();
 }

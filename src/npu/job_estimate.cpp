@@ -23,20 +23,30 @@ std::array<std::vector<sim::TaskWork>, 3> job_task_work(const JobPlan& job) {
 namespace {
 
 // One submit of `m` rows (m ≤ m_max).
-double one_submit_ns(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns, uint32_t cores) {
-  return sim::cost_job(p, job_task_work(plan_job(m, k, ns, Dtype::kI8, cores)), false).total_ns;
+sim::JobCost one_submit(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns, uint32_t cores) {
+  return sim::cost_job(p, job_task_work(plan_job(m, k, ns, Dtype::kI8, cores)), false);
 }
 
 }  // namespace
 
-double estimate_job_ns(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns,
-                       uint32_t cores, int64_t m_max) {
+sim::OverlapSide estimate_job_side(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns,
+                                   uint32_t cores, int64_t m_max) {
   ORK_CHECK(m >= 1 && m_max >= 1, "estimate_job_ns: m ", m, ", m_max ", m_max);
   const int64_t full = m / m_max, rest = m % m_max;
-  double t = 0;
-  if (full > 0) t += double(full) * one_submit_ns(p, m_max, k, ns, cores);
-  if (rest > 0) t += one_submit_ns(p, rest, k, ns, cores);
-  return t;
+  sim::OverlapSide s;
+  const auto add = [&](const sim::JobCost& c, double times) {
+    s.ns += times * c.total_ns;
+    s.fixed_ns += times * p.submit_us * 1e3;
+    s.bytes += times * double(c.ddr_bytes);
+  };
+  if (full > 0) add(one_submit(p, m_max, k, ns, cores), double(full));
+  if (rest > 0) add(one_submit(p, rest, k, ns, cores), 1);
+  return s;
+}
+
+double estimate_job_ns(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns,
+                       uint32_t cores, int64_t m_max) {
+  return estimate_job_side(p, m, k, ns, cores, m_max).ns;
 }
 
 }  // namespace ork::npu

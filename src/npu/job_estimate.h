@@ -20,5 +20,9 @@ std::array<std::vector<sim::TaskWork>, 3> job_task_work(const JobPlan& job);
 // ns: one entry per weight of the job (one entry: a single matmul). cores: 1..3. m_max ≥ 1.
 double estimate_job_ns(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns,
                        uint32_t cores, int64_t m_max);
+// The same job as a side of an overlapped call (sim::cost_overlapped_ns): its time, its submits'
+// fixed cost, its DDR bytes.
+sim::OverlapSide estimate_job_side(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns,
+                                   uint32_t cores, int64_t m_max);
 
 }  // namespace ork::npu

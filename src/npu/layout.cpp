@@ -48,9 +48,9 @@ void pack_b_t(const T* b, int64_t n, int64_t k, Dtype d, T* dst) {
   const int64_t np = pad_n(n, d), kp = pad_k(k);
   std::memset(dst, 0, size_t(np * kp) * sizeof(T));
   const int64_t g = b_n_group(d);
-  for (int64_t s = 0; s < k_segments(kp); ++s) {
-    const int64_t ks = b_segment_width(s, kp);
-    const int64_t k_begin = s * kKSegment;
+  for (int64_t s = 0; s < k_segments(kp, d); ++s) {
+    const int64_t ks = b_segment_width(s, kp, d);
+    const int64_t k_begin = s * k_segment_width(d);
     T* seg = dst + b_segment_offset(s, np, d) / int64_t(sizeof(T));
     for (int64_t r = 0; r < n; ++r) {
       const T* row = b + r * k;
@@ -117,17 +117,16 @@ void unpack_a(Dtype d, const void* src, int64_t mp, int64_t kp, int64_t rows, in
     unpack_a_t(static_cast<const uint16_t*>(src), mp, rows, cols, d, static_cast<uint16_t*>(a), lda);
 }
 
-int64_t k_segments(int64_t kp) { return (kp + kKSegment - 1) / kKSegment; }
-int64_t b_segment_width(int64_t s, int64_t kp) {
-  const int64_t rest = kp - s * kKSegment;
-  return rest < kKSegment ? rest : kKSegment;
+int64_t k_segments(int64_t kp, Dtype d) { return (kp + k_segment_width(d) - 1) / k_segment_width(d); }
+int64_t b_segment_width(int64_t s, int64_t kp, Dtype d) {
+  const int64_t w = k_segment_width(d), rest = kp - s * w;
+  return rest < w ? rest : w;
 }
-int64_t b_segment_offset(int64_t s, int64_t np, Dtype d) { return np * s * kKSegment * elt_bytes(d); }
+int64_t b_segment_offset(int64_t s, int64_t np, Dtype d) { return np * s * k_segment_width(d) * elt_bytes(d); }
 
 int64_t b_index(int64_t n, int64_t k, int64_t np, int64_t kp, Dtype d) {
-  const int64_t s = k / kKSegment;
-  return b_segment_offset(s, np, d) / elt_bytes(d) +
-         b_index_in_segment(n, k - s * kKSegment, b_segment_width(s, kp), d);
+  const int64_t w = k_segment_width(d), s = k / w;
+  return b_segment_offset(s, np, d) / elt_bytes(d) + b_index_in_segment(n, k - s * w, b_segment_width(s, kp, d), d);
 }
 
 uint64_t packed_weight_bytes(int64_t n, int64_t k, Dtype d) {

@@ -4,10 +4,13 @@
 // C (M×N) = A (M×K) · Bᵀ, B stored N×K, all row-major on the host.
 //   A: (Kp/C2, Mp, C2), C2 = 16 (int8) / 8 (fp16)            — element index a_index()
 //   B int8: (Np/32, Kp/32, 32, 32); fp16: (Np/16, Kp/32, 16, 32) — b_index()
-//     K is stored in segments of at most kKSegment (8192) columns: segment s holds columns
-//     [s·8192, s·8192 + Ks) as its own (Np/.., Ks/32, .., 32) block, segments one after another
-//     ("On RK3588 B is split into K-segments of 8192", rknn matmul API). For K ≤ 8192 this is the
-//     plain native layout.
+//     K is stored in segments of k_segment_width(d) columns (2048 int8, 1024 fp16): segment s holds
+//     columns [s·W, s·W + Ks) as its own (Np/.., Ks/32, .., 32) block, segments one after another.
+//     One task reads one segment. The rknn matmul API segments at 8192 ("On RK3588 B is split into
+//     K-segments of 8192"), the widest K a task takes (kKSegmentMax); ork segments narrower so that a
+//     128-row prefill tile of A fits the CBUF data banks beside the weights (cbuf_budget.h) and every
+//     weight is read once per 128 rows, not once per 16–64 (docs/board-model.md "Prefill"). For
+//     K ≤ W this is the plain native layout.
 //   C: (Np/4, Mp, 4) for int32 / fp32                          — c_index()
 // Kp = K rounded up to 32; Np = N rounded up to 32 (int8) / 16 (fp16); Mp = M rounded up to 4
 // (M = 1 stays 1). Padding elements are zero. fp16 values are passed as their uint16_t bit patterns.
@@ -27,7 +30,8 @@ inline int64_t a_c2(Dtype d) { return d == Dtype::kI8 ? 16 : 8; }        // A ch
 inline int64_t b_n_group(Dtype d) { return d == Dtype::kI8 ? 32 : 16; }  // B kernel group (N align)
 
 constexpr int64_t kKAlign = 32;
-constexpr int64_t kKSegment = 8192;
+constexpr int64_t kKSegmentMax = 8192;  // widest K of one task (CNA_DATA_SIZE1; rknn API segments)
+constexpr int64_t kPrefillTileRows = 128;  // rows of A a segment's width lets one task take
 constexpr int64_t kMaxDim = 1 << 20;  // largest M, K or N accepted
 
 int64_t pad_m(int64_t m);             // 1 → 1, else multiple of 4
@@ -55,12 +59,15 @@ inline int64_t b_index_in_segment(int64_t n, int64_t k, int64_t ks, Dtype d) {
   const int64_t g = b_n_group(d);
   return (n / g) * g * ks + (k / 32) * g * 32 + (n % g) * 32 + k % 32;
 }
-// Element index of B[n][k] in the whole packed weight (segments of kKSegment columns).
+// Element index of B[n][k] in the whole packed weight (segments of k_segment_width(d) columns).
 int64_t b_index(int64_t n, int64_t k, int64_t np, int64_t kp, Dtype d);
-// Byte offset of K segment `s` in the packed weight; its width in columns.
+// Columns of a full K segment: 2048 (int8), 1024 (fp16) — the widest multiple of 32 at which
+// kPrefillTileRows rows of A fit the CBUF beside a weight atom (tested: tests/npu/cbuf_budget_test).
+constexpr int64_t k_segment_width(Dtype d) { return d == Dtype::kI8 ? 2048 : 1024; }
+// Byte offset of K segment `s` in the packed weight; its width in columns; the segment count.
 int64_t b_segment_offset(int64_t s, int64_t np, Dtype d);
-int64_t b_segment_width(int64_t s, int64_t kp);
-int64_t k_segments(int64_t kp);
+int64_t b_segment_width(int64_t s, int64_t kp, Dtype d);
+int64_t k_segments(int64_t kp, Dtype d);
 // Bytes of a packed N×K weight.
 uint64_t packed_weight_bytes(int64_t n, int64_t k, Dtype d);
 // Packs B (n×k row-major, stride k) into `dst` (packed_weight_bytes(n, k, d) bytes).

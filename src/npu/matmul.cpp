@@ -65,7 +65,7 @@ void pack_a_for_plan(const SplitPlan& p, const void* a, uint8_t* dst) {
   const uint8_t* src = static_cast<const uint8_t*>(a);
   const int64_t tiles = (p.mp + p.mt - 1) / p.mt;
   for (int64_t s = 0; s < p.segments; ++s) {
-    const int64_t k0 = s * kKSegment, ks = b_segment_width(s, p.kp);
+    const int64_t k0 = s * p.kseg, ks = plan_segment_width(p, s);
     const int64_t cols = std::clamp<int64_t>(p.k - k0, 0, ks);
     for (int64_t i = 0; i < tiles; ++i) {
       const int64_t m0 = i * p.mt, mt = std::min(p.mt, p.mp - m0);
@@ -240,6 +240,17 @@ size_t MatmulScratch::plan_cache_jobs(uint32_t domain) const {
   return it == domains_.end() ? 0 : it->second.jobs.size();
 }
 
+PackedWeight rows_view(const PackedWeight& w, int64_t n1) {
+  ORK_CHECK(w.buf, "rows_view: the weight has no device buffer");
+  ORK_CHECK(n1 > 0 && n1 < w.n && n1 % b_n_group(w.dtype) == 0, "rows_view: ", n1, " rows of a ", w.n,
+            "-row weight (a multiple of ", b_n_group(w.dtype), " below ", w.n, ")");
+  PackedWeight v;
+  v.buf = w.buf.view(0, w.buf.size());
+  v.n = n1, v.k = w.k, v.dtype = w.dtype;
+  v.layout_np = w.layout_np != 0 ? w.layout_np : pad_n(w.n, w.dtype);
+  return v;
+}
+
 void run_matmul(Device& dev, MatmulScratch& scratch, const PackedWeight& w, const void* a, int64_t m,
                 void* c, uint32_t max_cores) {
   const PackedWeight* ws[] = {&w};
@@ -268,6 +279,7 @@ void run_matmul_group(Device& dev, MatmulScratch& scratch, std::span<const Packe
   for (const PackedWeight* w : ws) {
     key.weights.push_back(w->buf.iova());
     key.weights.push_back(uint64_t(w->n));
+    key.weights.push_back(uint64_t(w->layout_np));
   }
   const JobPlan* plan = nullptr;
   const Buffer* tasks = nullptr;
@@ -283,9 +295,12 @@ void run_matmul_group(Device& dev, MatmulScratch& scratch, std::span<const Packe
     tasks = &d.tasks;
     ++scratch.plan_hits_;
   } else {
-    std::vector<int64_t> ns;
-    for (const PackedWeight* w : ws) ns.push_back(w->n);
-    JobPlan job = plan_job(m, w0.k, ns, w0.dtype, cores);
+    std::vector<int64_t> ns, layout_nps;
+    for (const PackedWeight* w : ws) {
+      ns.push_back(w->n);
+      layout_nps.push_back(w->layout_np);
+    }
+    JobPlan job = plan_job(m, w0.k, ns, w0.dtype, cores, layout_nps);
     const bool fixed = bool(d.arena);
     const uint64_t a_was = d.a.iova(), c_was = d.c.iova();
     ensure(dev, d.a, job.a_bytes, domain, kDefaultBufferFlags, fixed, "A");

@@ -38,8 +38,16 @@ struct PackedWeight {
   Buffer buf;
   int64_t n = 0, k = 0;
   Dtype dtype = Dtype::kI8;
+  // Padded N of the packed layout the rows live in: 0 for a weight packed on its own (pad_n(n)); a
+  // rows_view of a larger weight has the larger one's, since its K segments are that far apart.
+  int64_t layout_np = 0;
   uint32_t domain() const { return buf.domain(); }
 };
+
+// The first n1 rows of w (n1 a multiple of the kernel group, 0 < n1 < w.n) as a weight of their own:
+// a non-owning view of w's buffer (it must not outlive w) whose tasks read only those rows. Used to
+// split one matmul along N between the NPU and the CPU (runtime/hybrid_matmul.h).
+PackedWeight rows_view(const PackedWeight& w, int64_t n1);
 
 // Host-only packing: writes packed_weight_bytes(n, k, dtype) bytes to dst (the bytes .orkpack stores).
 void pack_weight_into(const int8_t* b, int64_t n, int64_t k, uint8_t* dst);

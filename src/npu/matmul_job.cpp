@@ -47,12 +47,17 @@ void order_tasks(JobPlan& job) {
 
 }  // namespace
 
-JobPlan plan_job(int64_t m, int64_t k, std::span<const int64_t> n, Dtype d, uint32_t max_cores) {
+JobPlan plan_job(int64_t m, int64_t k, std::span<const int64_t> n, Dtype d, uint32_t max_cores,
+                 std::span<const int64_t> layout_np) {
   ORK_CHECK(!n.empty(), "plan_job: no matmuls");
+  ORK_CHECK(layout_np.empty() || layout_np.size() == n.size(), "plan_job: ", layout_np.size(),
+            " layouts for ", n.size(), " matmuls");
   JobPlan job;
   job.dtype = d;
   job.m = m, job.k = k;
-  for (int64_t ni : n) job.parts.push_back(plan_split(m, k, ni, d, max_cores));
+  for (size_t i = 0; i < n.size(); ++i) {
+    job.parts.push_back(plan_split(m, k, n[i], d, max_cores, 0, layout_np.empty() ? 0 : layout_np[i]));
+  }
   job.a_bytes = job.parts[0].a_bytes;
   order_tasks(job);
   return job;

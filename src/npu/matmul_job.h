@@ -36,8 +36,11 @@ struct JobPlan {
 };
 
 // Plans one job of parts with n[i] output columns each (1..kMaxDim), all (m × k) inputs, on up to
-// `max_cores` cores (1..3). Throws ork::Error on bad sizes or an empty part list.
-JobPlan plan_job(int64_t m, int64_t k, std::span<const int64_t> n, Dtype d, uint32_t max_cores);
+// `max_cores` cores (1..3); layout_np[i] (when given and non-zero) is the padded N of the packed
+// layout part i's rows live in (PackedWeight::layout_np). Throws ork::Error on bad sizes or an empty
+// part list.
+JobPlan plan_job(int64_t m, int64_t k, std::span<const int64_t> n, Dtype d, uint32_t max_cores,
+                 std::span<const int64_t> layout_np = {});
 // The job of one matmul: exactly plan_split's tasks in plan_split's order.
 JobPlan single_part_job(SplitPlan plan);
 

@@ -19,8 +19,9 @@ std::string hex16(uint64_t v) {
 
 }  // namespace
 
-RegcmdDump dump_regcmd(Dtype d, int64_t m, int64_t k, int64_t n, uint32_t cores, const TaskAddresses& addr) {
-  const SplitPlan plan = plan_split(m, k, n, d, cores);
+RegcmdDump dump_regcmd(Dtype d, int64_t m, int64_t k, int64_t n, uint32_t cores, const TaskAddresses& addr,
+                       int64_t k_segment) {
+  const SplitPlan plan = plan_split(m, k, n, d, cores, k_segment);
   std::vector<uint8_t> regcmd(plan.tasks.size() * kRegcmdStride);
   std::vector<uapi::Task> tasks(plan.tasks.size());
   build_tasks(plan, addr, regcmd.data(), tasks.data());

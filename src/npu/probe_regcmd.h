@@ -29,8 +29,10 @@ struct RegcmdDump {
   std::string to_text() const;  // one line per task, then one line per entry with its register name
 };
 
-// The tasks of an (m × k) · (n × k)ᵀ matmul planned on up to `cores` cores with the given addresses.
-// Throws ork::Error for bad sizes or addresses above 4 GiB.
-RegcmdDump dump_regcmd(Dtype d, int64_t m, int64_t k, int64_t n, uint32_t cores, const TaskAddresses& addr);
+// The tasks of an (m × k) · (n × k)ᵀ matmul planned on up to `cores` cores with the given addresses,
+// with ork's K segments, or `k_segment`-wide ones (plan_split). Throws ork::Error for bad sizes or
+// addresses above 4 GiB.
+RegcmdDump dump_regcmd(Dtype d, int64_t m, int64_t k, int64_t n, uint32_t cores, const TaskAddresses& addr,
+                       int64_t k_segment = 0);
 
 }  // namespace ork::npu

@@ -11,7 +11,7 @@ namespace ork::npu {
 
 namespace {
 
-constexpr int64_t kStreamK = 4096;  // one K segment: each 32-row group is contiguous when packed
+constexpr int64_t kStreamK = k_segment_width(Dtype::kI8);  // one K segment: each 32-row group is contiguous
 
 int8_t weight_value(int64_t r, int64_t c) { return int8_t((r * 131 + c * 29 + (r ^ c)) % 253 - 126); }
 

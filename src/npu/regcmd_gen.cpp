@@ -23,8 +23,8 @@ void check_task(const MatmulTaskDesc& t) {
   const std::string s = t.str();
   ORK_CHECK(t.m >= 1 && t.m <= kMaxTaskM && (t.m == 1 || t.m % 4 == 0), "matmul task ", s,
             ": m must be 1 or a multiple of 4 in [4, ", kMaxTaskM, "]");
-  ORK_CHECK(t.k >= uint32_t(kKAlign) && t.k <= uint32_t(kKSegment) && t.k % kKAlign == 0,
-            "matmul task ", s, ": k must be a multiple of 32 in [32, ", kKSegment, "]");
+  ORK_CHECK(t.k >= uint32_t(kKAlign) && t.k <= uint32_t(kKSegmentMax) && t.k % kKAlign == 0,
+            "matmul task ", s, ": k must be a multiple of 32 in [32, ", kKSegmentMax, "]");
   const uint32_t g = uint32_t(b_n_group(t.dtype));
   ORK_CHECK(t.n >= g && t.n <= kMaxTaskN && t.n % g == 0, "matmul task ", s,
             ": n must be a multiple of ", g, " in [", g, ", ", kMaxTaskN, "]");

@@ -20,7 +20,7 @@ namespace ork::npu {
 struct MatmulTaskDesc {
   Dtype dtype = Dtype::kI8;
   uint32_t m = 0;  // rows of A and C in this task: 1, or a multiple of 4
-  uint32_t k = 0;  // reduction length: a multiple of 32, ≤ kKSegment
+  uint32_t k = 0;  // reduction length: a multiple of 32, ≤ kKSegmentMax
   uint32_t n = 0;  // columns of C (kernels): a multiple of b_n_group(dtype)
   uint32_t a_addr = 0, b_addr = 0, c_addr = 0;  // NPU addresses (32-bit registers)
 

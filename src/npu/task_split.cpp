@@ -15,23 +15,35 @@ uint64_t SplitPlan::macs() const {
 }
 
 uint64_t a_block_offset(const SplitPlan& p, int64_t tile, int64_t seg) {
-  // Segment-major: all m-tiles of segment 0, then segment 1, … Full segments are kKSegment wide,
+  // Segment-major: all m-tiles of segment 0, then segment 1, … Full segments are k_segment_width wide,
   // and every m-tile but the last is mt rows.
   const uint64_t elt = uint64_t(elt_bytes(p.dtype));
-  const uint64_t seg_bytes = uint64_t(p.mp) * kKSegment * elt;
-  const uint64_t ks = uint64_t(b_segment_width(seg, p.kp));
+  const uint64_t seg_bytes = uint64_t(p.mp) * uint64_t(p.kseg) * elt;
+  const uint64_t ks = uint64_t(plan_segment_width(p, seg));
   return uint64_t(seg) * seg_bytes + uint64_t(tile) * uint64_t(p.mt) * ks * elt;
 }
 
-SplitPlan plan_split(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t max_cores) {
+int64_t plan_segment_width(const SplitPlan& p, int64_t s) {
+  const int64_t rest = p.kp - s * p.kseg;
+  return rest < p.kseg ? rest : p.kseg;
+}
+
+SplitPlan plan_split(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t max_cores, int64_t k_segment,
+                     int64_t layout_np) {
   check_dims(m, k, n, "plan_split");
   ORK_CHECK(max_cores >= 1 && max_cores <= 3, "plan_split: cores = ", max_cores, " (1..3)");
+  ORK_CHECK(k_segment == 0 || (k_segment % kKAlign == 0 && k_segment >= kKAlign && k_segment <= kKSegmentMax),
+            "plan_split: K segment ", k_segment, " is not a multiple of 32 in [32, ", kKSegmentMax, "]");
   SplitPlan p;
   p.dtype = d;
   p.m = m, p.k = k, p.n = n;
   p.mp = pad_m(m), p.kp = pad_k(k), p.np = pad_n(n, d);
-  p.segments = k_segments(p.kp);
-  const int64_t widest = b_segment_width(0, p.kp);
+  p.kseg = k_segment != 0 ? k_segment : k_segment_width(d);
+  ORK_CHECK(layout_np == 0 || (layout_np >= p.np && layout_np % b_n_group(d) == 0), "plan_split: ", n,
+            " rows of a packed layout of ", layout_np);
+  const int64_t b_np = layout_np != 0 ? layout_np : p.np;
+  p.segments = (p.kp + p.kseg - 1) / p.kseg;
+  const int64_t widest = plan_segment_width(p, 0);
   p.mt = m == 1 ? 1 : std::min(p.mp, max_m_tile(d, widest));  // cbuf_budget.h
   const int64_t m_tiles = (p.mp + p.mt - 1) / p.mt;
   const uint64_t elt = uint64_t(elt_bytes(d));
@@ -50,7 +62,7 @@ SplitPlan plan_split(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t max_core
     group0 += cg;
     p.core_start[c] = uint32_t(p.tasks.size());
     for (int64_t seg = 0; seg < p.segments; ++seg) {
-      const int64_t ks = b_segment_width(seg, p.kp);
+      const int64_t ks = plan_segment_width(p, seg);
       for (int64_t n0 = n_begin; n0 < n_end; n0 += kMaxTaskN) {
         const int64_t nt = std::min<int64_t>(kMaxTaskN, n_end - n0);
         for (int64_t i = 0; i < m_tiles; ++i) {
@@ -60,7 +72,7 @@ SplitPlan plan_split(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t max_core
           t.mt = std::min(p.mt, p.mp - t.m0);
           t.n0 = n0, t.nt = nt, t.seg = seg, t.ks = ks;
           t.a_off = a_block_offset(p, i, seg);
-          t.b_off = uint64_t(b_segment_offset(seg, p.np, d)) + uint64_t(n0) * uint64_t(ks) * elt;
+          t.b_off = (uint64_t(b_np) * uint64_t(seg) * uint64_t(p.kseg) + uint64_t(n0) * uint64_t(ks)) * elt;
           t.c_off = c_off;
           c_off += uint64_t(t.mt) * uint64_t(nt) * 4;
           p.tasks.push_back(t);

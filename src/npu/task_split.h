@@ -1,7 +1,7 @@
 // Splitting a matmul C (M×N) = A (M×K) · Bᵀ into NPU tasks that fit one core's CBUF, and across cores.
 //
 // Rules (docs/hardware.md "Registers and layouts"):
-//  - K: the packed weight's K segments (≤ 8192 columns, layout.h); one task reads one segment. The
+//  - K: the packed weight's K segments (k_segment_width columns, layout.h); one task reads one segment. The
 //    partial sums of the segments are written to separate output blocks and added on the CPU (no
 //    public source documents a DPU mode that accumulates into an existing output).
 //  - M: tiles of mt rows (a multiple of 4, or 1) inside the board-verified CBUF envelope
@@ -39,6 +39,7 @@ struct SplitPlan {
   int64_t mp = 0, kp = 0, np = 0;  // padded sizes
   int64_t mt = 0;                  // rows per M tile (the last tile may be shorter)
   int64_t segments = 0;
+  int64_t kseg = 0;                // columns of a full K segment (the last may be narrower)
   uint32_t cores = 0;              // cores that received tasks (1..3)
   std::vector<TaskTile> tasks;     // grouped by core, in core order
   uint32_t core_start[3] = {0, 0, 0}, core_count[3] = {0, 0, 0};
@@ -47,8 +48,16 @@ struct SplitPlan {
   uint64_t macs() const;
 };
 
-// Plans the tasks of an (m × k) · (n × k)ᵀ matmul on up to `max_cores` cores (1..3).
-SplitPlan plan_split(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t max_cores);
+// Plans the tasks of an (m × k) · (n × k)ᵀ matmul on up to `max_cores` cores (1..3), for a weight
+// packed in K segments of `k_segment` columns: 0 means k_segment_width(d), the layout pack_b writes;
+// another multiple of 32 up to kKSegmentMax only plans (register dumps compared with other
+// generators' one-task streams), it matches no packed weight. `layout_np`: the padded N of the packed
+// layout whose first n rows the weight is (0: pad_n(n), a weight of its own); it sets how far apart
+// the K segments are (npu::rows_view).
+SplitPlan plan_split(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t max_cores, int64_t k_segment = 0,
+                     int64_t layout_np = 0);
+// Width of segment s of the plan.
+int64_t plan_segment_width(const SplitPlan& p, int64_t s);
 
 // Byte offset of the A block for (m-tile index i, segment s) in the A scratch.
 uint64_t a_block_offset(const SplitPlan& p, int64_t tile, int64_t seg);

@@ -20,6 +20,9 @@ class CpuInt8Matmul final : public model::MatmulBackend {
  public:
   CpuInt8Matmul(ThreadPool& pool, size_t n_weights) : pool_(pool), quantized_(n_weights) {}
   void matmul(const model::Linear& w, const float* x, int64_t m, float* y) override;
+  // Output columns [n0, w.n) of y (m × w.n, row stride w.n; columns below n0 are not written): the
+  // same numbers matmul() writes there. 0 ≤ n0 < w.n.
+  void matmul_rows(const model::Linear& w, const float* x, int64_t m, int64_t n0, float* y);
   const char* name() const override { return "cpu-int8"; }
   // RAM of the weights quantized so far (int8 rows and f32 scales).
   uint64_t quantized_bytes() const;
@@ -27,7 +30,9 @@ class CpuInt8Matmul final : public model::MatmulBackend {
  private:
   ThreadPool& pool_;
   mutable std::mutex mutex_;  // guards the slots of quantized_
+  const weights::QuantizedRows& quantized(const model::Linear& w);  // made on first use
   std::vector<float> xr_;  // the rotated activations (quant/hadamard.h); one matmul at a time
+  std::vector<float> ytmp_;  // matmul_rows' columns before they are spread over y's rows
   std::vector<std::unique_ptr<weights::QuantizedRows>> quantized_;  // by Linear::index, on first use
 };
 

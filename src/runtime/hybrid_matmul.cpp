@@ -1,5 +1,6 @@
 #include "runtime/hybrid_matmul.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -36,7 +37,9 @@ const Choice& HybridMatmul::decide(std::span<const model::Linear* const> ws, int
       ns.push_back(w->n);
       what += (what.empty() ? "" : "+") + role(w->name());
     }
-    const Choice c = scheduler_.choose(m, ws[0]->k, ns);
+    const bool can_split = npu_->can_split(ws);
+    const Choice c = scheduler_.choose(m, ws[0]->k, ns, can_split);
+    if (!can_split && scheduler_.schedule() == Schedule::kAuto) what += " (several slices: not split)";
     // One Decision per (role, m): every layer's Q/K/V share one entry.
     size_t d = 0;
     while (d < decisions_.size() && !(decisions_[d].what == what && decisions_[d].m == m)) ++d;
@@ -58,24 +61,54 @@ void HybridMatmul::run_cpu(const model::Linear& w, const float* x, int64_t m, fl
   cpu_.matmul(w, x, m, y);
 }
 
+void HybridMatmul::run_split(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+                             std::span<float* const> ys, const Choice& c) {
+  split_calls_++;
+  // The simulator charges the NPU job (split_npu_ns); the board time beyond it is the CPU's share.
+  cpu_modeled_ns_ += std::max(0.0, c.split_ns - c.split_npu_ns);
+  npu_thread_.start([&] { npu_->matmul_rows(ws, x, m, ys, c.npu_rows); });
+  try {
+    for (size_t i = 0; i < ws.size(); ++i) {
+      if (skip_cpu_arithmetic_) {
+        for (int64_t r = 0; r < m; ++r) {
+          std::memset(ys[i] + r * ws[i]->n + c.npu_rows[i], 0, size_t(ws[i]->n - c.npu_rows[i]) * sizeof(float));
+        }
+      } else {
+        cpu_.matmul_rows(*ws[i], x, m, c.npu_rows[i], ys[i]);
+      }
+    }
+  } catch (...) {
+    npu_thread_.wait();  // never leave the NPU part running over outputs the caller may free
+    throw;
+  }
+  npu_thread_.wait();
+}
+
 void HybridMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {
   const model::Linear* one[] = {&w};
-  if (decide(one, m).cpu) {
+  float* outs[] = {y};
+  const Choice& c = decide(one, m);
+  if (c.split) {
+    run_split(one, x, m, outs, c);
+  } else if (c.cpu) {
     run_cpu(w, x, m, y);
-    return;
+  } else {
+    npu_calls_++;
+    npu_->matmul(w, x, m, y);
   }
-  npu_calls_++;
-  npu_->matmul(w, x, m, y);
 }
 
 void HybridMatmul::matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
                                 std::span<float* const> ys) {
-  if (decide(ws, m).cpu) {
+  const Choice& c = decide(ws, m);
+  if (c.split) {
+    run_split(ws, x, m, ys, c);
+  } else if (c.cpu) {
     for (size_t i = 0; i < ws.size(); ++i) run_cpu(*ws[i], x, m, ys[i]);
-    return;
+  } else {
+    npu_calls_++;
+    npu_->matmul_group(ws, x, m, ys);
   }
-  npu_calls_++;
-  npu_->matmul_group(ws, x, m, ys);
 }
 
 ScheduleStats HybridMatmul::stats() const {
@@ -85,6 +118,7 @@ ScheduleStats HybridMatmul::stats() const {
   s.fixed_reason = scheduler_.fixed_reason();
   s.npu_calls = npu_calls_;
   s.cpu_calls = cpu_calls_;
+  s.split_calls = split_calls_;
   s.cpu_modeled_ns = cpu_modeled_ns_;
   s.cpu_weight_bytes = cpu_.quantized_bytes();
   s.decisions = decisions_;
@@ -100,6 +134,7 @@ std::string ScheduleStats::to_json() const {
   if (!fixed_reason.empty()) j.key("fixed_reason").value(fixed_reason);
   j.key("npu_calls").value(npu_calls);
   j.key("cpu_calls").value(cpu_calls);
+  j.key("split_calls").value(split_calls);
   j.key("cpu_modeled_ms").value(cpu_modeled_ns / 1e6);
   j.key("cpu_weight_bytes").value(cpu_weight_bytes);
   j.key("decisions").begin_array();
@@ -107,9 +142,15 @@ std::string ScheduleStats::to_json() const {
     j.begin_object();
     j.key("weights").value(d.what);
     j.key("m").value(d.m);
-    j.key("device").value(d.choice.cpu ? "cpu" : "npu");
+    j.key("device").value(d.choice.device());
     j.key("npu_modeled_us").value(d.choice.npu_ns / 1e3);
     j.key("cpu_modeled_us").value(d.choice.cpu_ns / 1e3);
+    if (d.choice.split_ns > 0) j.key("split_modeled_us").value(d.choice.split_ns / 1e3);
+    if (d.choice.split) {
+      j.key("npu_rows").begin_array();
+      for (int64_t r : d.choice.npu_rows) j.value(r);
+      j.end_array();
+    }
     j.key("calls").value(d.calls);
     j.end_object();
   }
@@ -122,14 +163,17 @@ std::string ScheduleStats::to_text() const {
   std::string out;
   char line[512];
   std::snprintf(line, sizeof line,
-                "ork: schedule %s (MODELED choices, profile %s): %llu calls on the npu, %llu on the cpu%s%s",
+                "ork: schedule %s (MODELED choices, profile %s): %llu calls on the npu, %llu on the cpu, %llu split%s%s",
                 schedule.c_str(), profile.c_str(), (unsigned long long)npu_calls, (unsigned long long)cpu_calls,
+                (unsigned long long)split_calls,
                 fixed_reason.empty() ? "" : "; everything on the npu: ", fixed_reason.c_str());
   out += line;
   for (const Decision& d : decisions) {
-    std::snprintf(line, sizeof line, "\nork: schedule   %-28s m=%-4lld -> %s (npu %.1f us, cpu %.1f us modeled; %llu calls)",
-                  d.what.c_str(), (long long)d.m, d.choice.cpu ? "cpu" : "npu", d.choice.npu_ns / 1e3,
-                  d.choice.cpu_ns / 1e3, (unsigned long long)d.calls);
+    char split[96] = "";
+    if (d.choice.split_ns > 0) std::snprintf(split, sizeof split, ", split %.1f us", d.choice.split_ns / 1e3);
+    std::snprintf(line, sizeof line, "\nork: schedule   %-28s m=%-4lld -> %-5s (npu %.1f us, cpu %.1f us%s modeled; %llu calls)",
+                  d.what.c_str(), (long long)d.m, d.choice.device(), d.choice.npu_ns / 1e3, d.choice.cpu_ns / 1e3,
+                  split, (unsigned long long)d.calls);
     out += line;
   }
   return out;

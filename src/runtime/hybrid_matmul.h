@@ -1,7 +1,12 @@
 // runtime::HybridMatmul — the MatmulBackend of an NPU device with a schedule (runtime/schedule.h):
-// each call (one linear, or a group sharing one input) runs on the NPU (NpuMatmul) or on the CPU's
-// w8a8 int8 path (CpuInt8Matmul) as the Scheduler chooses for its shape. Both compute the same
-// integers, so the tokens are the same whichever it picks (tests/runtime/schedule_test.cpp).
+// each call (one linear, or a group sharing one input) runs on the NPU (NpuMatmul), on the CPU's
+// w8a8 int8 path (CpuInt8Matmul), or split along N — the first rows of every weight on the NPU (on
+// an AsyncCall thread), the other rows on the CPU's pool at the same time — as the Scheduler
+// chooses for its shape. All compute the same integers, so the tokens are the same whichever it
+// picks (tests/runtime/schedule_test.cpp).
+//
+// Modeled time: the simulator charges the NPU jobs; cpu_modeled_ns() holds the rest of the board
+// time — the calls run on the CPU, and for a split call the time it outlasts its NPU job.
 //
 // The CPU copy of a weight (int8 rows and scales) is made on its first CPU call and kept
 // (stats().cpu_weight_bytes). With a timing-only simulator the CPU calls skip their arithmetic too
@@ -17,6 +22,7 @@
 
 #include "core/thread_pool.h"
 #include "model/matmul_backend.h"
+#include "runtime/async_call.h"
 #include "runtime/cpu_int8_matmul.h"
 #include "runtime/npu_matmul.h"
 #include "runtime/schedule.h"
@@ -28,7 +34,8 @@ struct ScheduleStats {
   std::string profile;           // the board profile the choices came from
   std::string fixed_reason;      // why auto keeps everything on the NPU ("" when it decides per call)
   uint64_t npu_calls = 0, cpu_calls = 0;
-  double cpu_modeled_ns = 0;     // Σ modeled board time of the calls run on the CPU
+  uint64_t split_calls = 0;
+  double cpu_modeled_ns = 0;     // Σ modeled board time the CPU adds (CPU calls; split calls beyond their NPU job)
   uint64_t cpu_weight_bytes = 0; // RAM of the CPU copies of weights (int8 rows + scales)
   struct Decision {
     std::string what;            // the weights' names without the layer prefix ("attn_q+attn_k+attn_v")
@@ -58,6 +65,8 @@ class HybridMatmul final : public model::MatmulBackend {
   // The decision for this call (made once per (weights, m) and remembered), its calls counted.
   const Choice& decide(std::span<const model::Linear* const> ws, int64_t m);
   void run_cpu(const model::Linear& w, const float* x, int64_t m, float* y);
+  void run_split(std::span<const model::Linear* const> ws, const float* x, int64_t m, std::span<float* const> ys,
+                 const Choice& c);
 
   std::unique_ptr<NpuMatmul> npu_;
   CpuInt8Matmul cpu_;
@@ -65,7 +74,8 @@ class HybridMatmul final : public model::MatmulBackend {
   bool skip_cpu_arithmetic_;
   std::map<std::tuple<int32_t, size_t, int64_t>, size_t> memo_;  // (first index, count, m) → decisions_
   std::vector<ScheduleStats::Decision> decisions_;
-  uint64_t npu_calls_ = 0, cpu_calls_ = 0;
+  AsyncCall npu_thread_;  // runs the NPU part of split calls
+  uint64_t npu_calls_ = 0, cpu_calls_ = 0, split_calls_ = 0;
   double cpu_modeled_ns_ = 0;
 };
 

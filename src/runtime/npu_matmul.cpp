@@ -52,31 +52,41 @@ std::pair<weights::Cache*, int32_t> NpuMatmul::source(const model::Linear& w) {
   return {&cache_, w.index};
 }
 
-void NpuMatmul::matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
-                             std::span<float* const> ys) {
-  ORK_CHECK(ws.size() == ys.size() && !ws.empty(), "matmul group: ", ws.size(), " weights, ", ys.size(),
-            " outputs");
-  // One job needs every weight resident (nothing to stream in between), one slice each, one domain.
-  bool one_job = ws.size() > 1;
-  std::vector<std::pair<weights::Cache*, int32_t>> src;
+bool NpuMatmul::can_split(std::span<const model::Linear* const> ws) {
+  const auto [c0, w0] = source(*ws[0]);
+  const uint32_t domain = c0->plan().weights[size_t(w0)].domain;
   for (const model::Linear* w : ws) {
-    src.push_back(source(*w));
-    const weights::Plan& plan = src.back().first->plan();
-    const weights::WeightPlan& wp = plan.weights[size_t(src.back().second)];
-    one_job = one_job && plan.mode == weights::Residency::kResident && wp.slices.size() == 1 &&
-              w->k == ws[0]->k && wp.domain == src[0].first->plan().weights[size_t(src[0].second)].domain;
+    const auto [cache, widx] = source(*w);
+    const weights::Plan& plan = cache->plan();
+    const weights::WeightPlan& wp = plan.weights[size_t(widx)];
+    if (plan.mode != weights::Residency::kResident || wp.slices.size() != 1 || w->k != ws[0]->k ||
+        wp.domain != domain) {
+      return false;
+    }
   }
-  if (!one_job) {
-    MatmulBackend::matmul_group(ws, x, m, ys);
-    return;
-  }
+  return true;
+}
+
+void NpuMatmul::run_resident_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+                                   std::span<float* const> ys, std::span<const int64_t> rows) {
   const int64_t k = ws[0]->k;
   quantize_input(x, m, k);
+  std::vector<std::pair<weights::Cache*, int32_t>> src;
   std::vector<weights::Cache::Lease> leases;
+  std::vector<npu::PackedWeight> views;
   std::vector<const npu::PackedWeight*> packed;
-  for (const auto& [cache, widx] : src) {
+  leases.reserve(ws.size());
+  views.reserve(ws.size());
+  for (size_t i = 0; i < ws.size(); ++i) {
+    src.push_back(source(*ws[i]));
+    auto& [cache, widx] = src.back();
     leases.push_back(cache->acquire(cache->plan().first_unit[size_t(widx)]));
-    packed.push_back(&leases.back().weight());
+    if (rows.empty()) {
+      packed.push_back(&leases.back().weight());
+    } else {
+      views.push_back(npu::rows_view(leases.back().weight(), rows[i]));
+      packed.push_back(&views.back());
+    }
   }
   const int64_t m_max = src[0].first->plan().m_max;
   group_c_.resize(ws.size());
@@ -84,16 +94,44 @@ void NpuMatmul::matmul_group(std::span<const model::Linear* const> ws, const flo
   for (int64_t r0 = 0; r0 < m; r0 += m_max) {
     const int64_t mc = std::min(m_max, m - r0);
     for (size_t i = 0; i < ws.size(); ++i) {
-      group_c_[i].resize(size_t(mc * ws[i]->n));
+      group_c_[i].resize(size_t(mc * packed[i]->n));
       cs[i] = group_c_[i].data();
     }
     npu::run_matmul_group(device_, *scratch_, packed, xq_.data() + r0 * k, mc, cs);
     for (size_t i = 0; i < ws.size(); ++i) {
       const float* sb = src[i].first->scales(src[i].second);
-      // The one slice covers every row of the weight: results land in place.
-      quant::dequantize_i32(group_c_[i].data(), mc, ws[i]->n, sa_.data() + r0, sb, ys[i] + r0 * ws[i]->n);
+      const int64_t n = ws[i]->n, nr = packed[i]->n;
+      if (nr == n) {  // the one slice covers every row of the weight: results land in place
+        quant::dequantize_i32(group_c_[i].data(), mc, n, sa_.data() + r0, sb, ys[i] + r0 * n);
+        continue;
+      }
+      ytmp_.resize(size_t(mc * nr));
+      quant::dequantize_i32(group_c_[i].data(), mc, nr, sa_.data() + r0, sb, ytmp_.data());
+      for (int64_t r = 0; r < mc; ++r) {
+        std::memcpy(ys[i] + (r0 + r) * n, ytmp_.data() + r * nr, size_t(nr) * sizeof(float));
+      }
     }
   }
+}
+
+void NpuMatmul::matmul_rows(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+                            std::span<float* const> ys, std::span<const int64_t> rows) {
+  ORK_CHECK(ws.size() == ys.size() && ws.size() == rows.size() && !ws.empty(), "matmul rows: ", ws.size(),
+            " weights, ", ys.size(), " outputs, ", rows.size(), " row counts");
+  ORK_CHECK(can_split(ws), "matmul rows: the weights are not resident single slices of one domain");
+  run_resident_group(ws, x, m, ys, rows);
+}
+
+void NpuMatmul::matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+                             std::span<float* const> ys) {
+  ORK_CHECK(ws.size() == ys.size() && !ws.empty(), "matmul group: ", ws.size(), " weights, ", ys.size(),
+            " outputs");
+  // One job needs every weight resident (nothing to stream in between), one slice each, one domain.
+  if (ws.size() == 1 || !can_split(ws)) {
+    MatmulBackend::matmul_group(ws, x, m, ys);
+    return;
+  }
+  run_resident_group(ws, x, m, ys, {});
 }
 
 void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {

@@ -5,16 +5,20 @@
 //   npu   everything on the NPU (the default: the board model is not calibrated on a board yet);
 //   cpu   everything on the CPU int8 path (the device holds the weights but runs nothing);
 //   auto  per call shape, whichever the board cost model says finishes first: the NPU job's modeled
-//         time (npu/job_estimate.h: submit, tasks, MACs, DDR) against the CPU's
-//         (sim::cost_cpu_matmul_ns). Decode (M = 1) of small weights goes to the CPU when one submit
-//         costs more than reading the weight; prefill goes to the NPU. Streamed plans stay on the
-//         NPU (a CPU copy of a streamed weight would hold in RAM what the plan streams).
+//         time (npu/job_estimate.h: submit, tasks, MACs, DDR), the CPU's (sim::cost_cpu_matmul_ns),
+//         or a split along N — the first rows of every weight on the NPU, the rest on the CPU at the
+//         same time, sharing the DDR (sim::cost_overlapped_ns) — at the best of kSplitSteps row
+//         fractions. Decode (M = 1) of small weights goes to the CPU when one submit costs more than
+//         reading the weight; large decode weights split, so the CPU reads while the NPU's submit
+//         is in flight. Streamed plans stay on the NPU (a CPU copy of a streamed weight would hold
+//         in RAM what the plan streams).
 // Pure decisions; thread-safe (const).
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "npu/sim/board_model.h"
 
@@ -27,10 +31,18 @@ Schedule parse_schedule(const std::string& s);
 const char* schedule_name(Schedule s);
 
 struct Choice {
-  bool cpu = false;
-  double npu_ns = 0;  // modeled board time on the NPU (every chunk's submit)
-  double cpu_ns = 0;  // modeled board time on the CPU (every weight of the group)
+  bool cpu = false;    // everything on the CPU
+  bool split = false;  // npu_rows[i] first rows of weight i on the NPU, the rest on the CPU, at once
+  double npu_ns = 0;   // modeled board time on the NPU (every chunk's submit)
+  double cpu_ns = 0;   // modeled board time on the CPU (every weight of the group)
+  double split_ns = 0;       // modeled board time of the best split (0: none possible)
+  double split_npu_ns = 0;   // of which the NPU job alone (what the simulator charges for it)
+  std::vector<int64_t> npu_rows;  // per weight, a multiple of 32 (split only)
+  const char* device() const { return split ? "split" : cpu ? "cpu" : "npu"; }
 };
+
+// Row fractions a split tries: j / kSplitSteps of every weight on the NPU, j = 1 … kSplitSteps − 1.
+constexpr int kSplitSteps = 16;
 
 class Scheduler {
  public:
@@ -39,7 +51,8 @@ class Scheduler {
   Scheduler(Schedule schedule, npu::sim::BoardProfile profile, uint32_t cores, int64_t m_max, bool resident);
 
   // The choice for (m × k) inputs against weights with ns[i] output rows each, run as one NPU job.
-  Choice choose(int64_t m, int64_t k, std::span<const int64_t> ns) const;
+  // can_split: the NPU can run the first rows of these weights (one resident slice each).
+  Choice choose(int64_t m, int64_t k, std::span<const int64_t> ns, bool can_split = true) const;
 
   Schedule schedule() const { return schedule_; }
   const npu::sim::BoardProfile& profile() const { return profile_; }

@@ -14,9 +14,10 @@ inline constexpr char kPackMagic[8] = {'O', 'R', 'K', 'P', 'K', '0', '1', '\0'};
 inline constexpr uint32_t kPackFormatVersion = 1;
 // Packing rules: int8 rows rotated by the block-Hadamard transform of their K inputs
 // (quant/hadamard.h, int8_rotation_block) before per-row symmetric quantization (quant/requant.h),
-// native B layout with K segments of 8192 (npu/layout.h); fp16 RNE, not rotated. Bump when any of
-// these changes. 1: int8 without rotation (such packs are reported stale and rebuilt); 2: rotated.
-inline constexpr uint32_t kPackLayoutVersion = 2;
+// native B layout with K segments of npu::k_segment_width (npu/layout.h); fp16 RNE, not rotated.
+// Bump when any of these changes (older packs are reported stale and rebuilt). 1: int8 without
+// rotation; 2: rotated, K segments of 8192; 3: K segments of 2048 (int8) / 1024 (fp16).
+inline constexpr uint32_t kPackLayoutVersion = 3;
 inline constexpr uint64_t kPackAlign = 4096;      // blob alignment (pages, DMA)
 inline constexpr uint64_t kPackScaleAlign = 64;   // scales after their blob
 inline constexpr uint64_t kPackHeaderBytes = 128;

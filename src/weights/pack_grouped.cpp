@@ -25,7 +25,7 @@ PackedHost pack_linear_grouped(const model::Linear& w, npu::Dtype dtype, ThreadP
   const int64_t groups = (w.n + group - 1) / group;
   const int64_t np = npu::pad_n(w.n, dtype);
   const int64_t kp = npu::pad_k(w.k);
-  const int64_t segments = npu::k_segments(kp);
+  const int64_t segments = npu::k_segments(kp, dtype);
   const int64_t eb = npu::elt_bytes(dtype);
   const int64_t row_bytes = quant::row_bytes(w.w->type, w.k);
   const uint64_t slice_bytes = packed_bytes(group, w.k, dtype);
@@ -55,7 +55,7 @@ PackedHost pack_linear_grouped(const model::Linear& w, npu::Dtype dtype, ThreadP
         npu::pack_weight_into_f16(h.data(), rows, w.k, slice.data());
       }
       for (int64_t s = 0; s < segments; ++s) {
-        const int64_t ks = npu::b_segment_width(s, kp);
+        const int64_t ks = npu::b_segment_width(s, kp, dtype);
         std::memcpy(p.bytes.data() + npu::b_segment_offset(s, np, dtype) + n0 * ks * eb,
                     slice.data() + npu::b_segment_offset(s, group, dtype), size_t(group * ks * eb));
       }

@@ -56,8 +56,8 @@ void copy_rows(const PackedView& w, int64_t n0, int64_t n1, uint8_t* dst) {
   const int64_t np = npu::pad_n(w.n, Dtype::kI8);
   const int64_t kp = npu::pad_k(w.k);
   const int64_t np_slice = npu::pad_n(n1 - n0, Dtype::kI8);
-  for (int64_t s = 0; s < npu::k_segments(kp); ++s) {
-    const int64_t ks = npu::b_segment_width(s, kp);
+  for (int64_t s = 0; s < npu::k_segments(kp, Dtype::kI8); ++s) {
+    const int64_t ks = npu::b_segment_width(s, kp, Dtype::kI8);
     const uint8_t* src = w.bytes + npu::b_segment_offset(s, np, Dtype::kI8) + n0 * ks;
     std::memcpy(dst + npu::b_segment_offset(s, np_slice, Dtype::kI8), src, size_t(np_slice * ks));
   }

@@ -52,7 +52,7 @@ PackedHost pack_linear(const model::Linear& w, ThreadPool* pool);
 
 // Writes the native packed layout of rows [n0, n1) of `w` — exactly what packing those rows alone
 // would give — to dst (packed_bytes(n1 - n0, w.k) bytes). n0 must be a multiple of 32 and
-// n1 a multiple of 32 or w.n. A K-segmented weight (K > 8192) is gathered segment by segment.
+// n1 a multiple of 32 or w.n. A K-segmented weight (K > npu::k_segment_width) is gathered segment by segment.
 // w.dtype must be kI8.
 void copy_rows(const PackedView& w, int64_t n0, int64_t n1, uint8_t* dst);
 

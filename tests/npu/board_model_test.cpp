@@ -2,6 +2,8 @@
 // time (timing-only runs model the same time without computing).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <fstream>
 
@@ -37,6 +39,31 @@ TEST(BoardModel, TaskTimeIsTheSlowerOfComputeAndMemoryPlusOverheads) {
   c = sim::cost_job(p, three, false);
   for (double t : c.core_busy_ns) EXPECT_DOUBLE_EQ(t, 2000 + 300000);
   EXPECT_EQ(sim::cost_job(p, {}, false).total_ns, 0);
+}
+
+// Two readers at once (a matmul split along N): each moves its bytes after its fixed part at the rate
+// it reaches alone; together they never exceed ddr_total_gbps.
+TEST(BoardModel, OverlappedSidesShareTheDdr) {
+  sim::BoardProfile p;
+  p.ddr_total_gbps = 10;  // bytes per ns
+  // Rates 4 + 4 below the total: each side takes its own time.
+  EXPECT_DOUBLE_EQ(sim::cost_overlapped_ns(p, {1100, 100, 4000}, {1010, 10, 4000}), 1100);
+  // Rates 8 + 8 above it, both moving from t = 0: 16000 bytes at 10 per ns.
+  EXPECT_NEAR(sim::cost_overlapped_ns(p, {1000, 0, 8000}, {1000, 0, 8000}), 1600, 1e-6);
+  // The NPU's fixed 500 ns first: the CPU moves alone (8/ns), then both share; CPU 8000 bytes, NPU
+  // 8000 bytes at 8/ns alone. 0..500: CPU moves 4000; then 16/ns asked, 10 given (5 each): the CPU's
+  // last 4000 take 800 ns (t = 1300), the NPU has 4000 left at t = 1300, alone at 8/ns: 500 more.
+  EXPECT_NEAR(sim::cost_overlapped_ns(p, {1500, 500, 8000}, {1000, 0, 8000}), 1800, 1e-6);
+  // A side with no bytes takes its own time.
+  EXPECT_DOUBLE_EQ(sim::cost_overlapped_ns(p, {300, 300, 0}, {200, 0, 1000}), 300);
+  // Never faster than the slower side alone, never slower than both one after the other.
+  for (double f : {0.1, 0.5, 0.9}) {
+    const sim::OverlapSide npu{134e3 + f * 1e6, 134e3, f * 26e6}, cpu{10e3 + (1 - f) * 26e6 / 17, 10e3, (1 - f) * 26e6};
+    const double t = sim::cost_overlapped_ns(sim::BoardProfile{}, npu, cpu);
+    EXPECT_GE(t, std::max(npu.ns, cpu.ns) - 1e-6);
+    EXPECT_LE(t, npu.ns + cpu.ns);
+    EXPECT_GE(t, 26e6 / sim::BoardProfile{}.ddr_total_gbps);
+  }
 }
 
 TEST(BoardModel, ProfileFileOverridesNamedFieldsAndRejectsTheRest) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "npu/cbuf_budget.h"
 #include "npu/layout.h"
 
 namespace ork::npu {
@@ -105,27 +106,43 @@ TEST(LayoutTest, BFp16MatchesFormula) {
   EXPECT_EQ(back, b);
 }
 
-// K > 8192: segments of 8192 columns, each its own native block, one after another.
-TEST(LayoutTest, BSegmentsAboveEightK) {
-  const int64_t n = 33, k = 8192 + 100, np = 64, kp = pad_k(k);
-  EXPECT_EQ(k_segments(kp), 2);
-  EXPECT_EQ(b_segment_width(1, kp), kp - 8192);
-  std::vector<int8_t> b(size_t(n * k));
+// K wider than one segment: segments of k_segment_width(d) columns (2048 int8, 1024 fp16), each its
+// own native block, one after another; the last one narrower.
+template <typename T>
+void check_segments(Dtype d, T (*val)(int64_t, int64_t)) {
+  const int64_t w = k_segment_width(d), g = b_n_group(d);
+  const int64_t n = 33, k = 2 * w + 100, np = pad_n(n, d), kp = pad_k(k);
+  EXPECT_EQ(k_segments(kp, d), 3);
+  EXPECT_EQ(b_segment_width(2, kp, d), kp - 2 * w);
+  std::vector<T> b(size_t(n * k));
   for (int64_t r = 0; r < n; ++r)
-    for (int64_t c = 0; c < k; ++c) b[size_t(r * k + c)] = val8(r, c);
-  std::vector<int8_t> packed(packed_weight_bytes(n, k, Dtype::kI8));
-  pack_b(Dtype::kI8, b.data(), n, k, packed.data());
-  for (int64_t r : {0, 5, 31, 32}) {
-    for (int64_t c : {0, 31, 8191, 8192, 8195, int(k - 1)}) {
-      const int64_t s = c / 8192, ks = s == 0 ? 8192 : kp - 8192, cc = c % 8192;
-      const int64_t idx =
-          s * np * 8192 + (r / 32) * 32 * ks + (cc / 32) * 1024 + (r % 32) * 32 + cc % 32;
-      ASSERT_EQ(packed[size_t(idx)], val8(r, c)) << r << "," << c;
+    for (int64_t c = 0; c < k; ++c) b[size_t(r * k + c)] = val(r, c);
+  std::vector<T> packed(packed_weight_bytes(n, k, d) / sizeof(T));
+  pack_b(d, b.data(), n, k, packed.data());
+  for (int64_t r : {int64_t(0), int64_t(5), g - 1, g}) {
+    for (int64_t c : {int64_t(0), int64_t(31), w - 1, w, w + 3, 2 * w + 1, k - 1}) {
+      const int64_t s = c / w, ks = s < 2 ? w : kp - 2 * w, cc = c % w;
+      const int64_t idx = s * np * w + (r / g) * g * ks + (cc / 32) * g * 32 + (r % g) * 32 + cc % 32;
+      ASSERT_EQ(packed[size_t(idx)], val(r, c)) << r << "," << c;
+      ASSERT_EQ(b_index(r, c, np, kp, d), idx);
     }
   }
-  std::vector<int8_t> back(size_t(n * k));
-  unpack_b(Dtype::kI8, packed.data(), n, k, back.data());
+  std::vector<T> back(size_t(n * k));
+  unpack_b(d, packed.data(), n, k, back.data());
   EXPECT_EQ(back, b);
+}
+
+TEST(LayoutTest, BSegmentsInt8) { check_segments<int8_t>(Dtype::kI8, val8); }
+TEST(LayoutTest, BSegmentsFp16) { check_segments<uint16_t>(Dtype::kF16, val16); }
+
+// The segment width is chosen so that a prefill tile of kPrefillTileRows rows fits the CBUF beside a
+// weight atom (cbuf_budget.h), and is at most the widest K of one task.
+TEST(LayoutTest, SegmentWidthLetsOnePrefillTileTakeEveryRow) {
+  for (Dtype d : {Dtype::kI8, Dtype::kF16}) {
+    EXPECT_GE(max_m_tile(d, k_segment_width(d)), kPrefillTileRows) << dtype_name(d);
+    EXPECT_LE(k_segment_width(d), kKSegmentMax);
+    EXPECT_EQ(k_segment_width(d) % kKAlign, 0);
+  }
 }
 
 // C: (N/4, M, 4).

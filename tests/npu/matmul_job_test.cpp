@@ -3,7 +3,10 @@
 // array layout the driver reads (per core: every part's share), and the cache starting over when full.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
+
+#include "core/error.h"
 
 #include "npu/device.h"
 #include "npu/int8_reference.h"
@@ -85,6 +88,42 @@ TEST(MatmulJob, OneSubmitForAGroupAndTheSameResultsAsAlone) {
     EXPECT_EQ(dev->counters().submits, submits + 1) << m;
     for (int i = 0; i < 3; ++i) EXPECT_EQ(c[i], ref_i8(a, b[i], m, k, ns[i])) << "m=" << m << " part " << i;
   }
+}
+
+// The first rows of a packed weight as a weight of their own (npu::rows_view, the NPU part of a
+// matmul split along N): the same sums as the scalar reference over those rows, for K of one and of
+// several segments (the view strides the whole weight's segments), alone and in a group.
+TEST(MatmulJob, ARowsViewComputesTheFirstRowsOfTheWholeWeight) {
+  auto dev = Device::open_sim({});
+  MatmulScratch scratch(*dev);
+  for (const int64_t k : {int64_t(160), 2 * k_segment_width(Dtype::kI8) + 96}) {
+    const int64_t n = 200, rows = 96;
+    const auto b = fill8(n * k, uint32_t(k));
+    const auto b2 = fill8(64 * k, uint32_t(k + 1));
+    const PackedWeight w = pack_weight(*dev, b.data(), n, k, 0);
+    const PackedWeight w2 = pack_weight(*dev, b2.data(), 64, k, 0);
+    const PackedWeight v = rows_view(w, rows), v2 = rows_view(w2, 32);
+    EXPECT_EQ(v.n, rows);
+    EXPECT_EQ(v.layout_np, pad_n(n, Dtype::kI8));
+    const std::vector<int8_t> b_rows(b.begin(), b.begin() + rows * k), b2_rows(b2.begin(), b2.begin() + 32 * k);
+    for (int64_t m : {1, 9}) {
+      const auto a = fill8(m * k, uint32_t(m + k));
+      std::vector<int32_t> c(size_t(m * rows), -1), c2(size_t(m * 32), -1);
+      matmul_i8(*dev, scratch, v, a.data(), m, c.data());
+      EXPECT_EQ(c, ref_i8(a, b_rows, m, k, rows)) << "k " << k << " m " << m;
+      const PackedWeight* ws[] = {&v, &v2};
+      void* cs[] = {c.data(), c2.data()};
+      std::fill(c.begin(), c.end(), -1);
+      run_matmul_group(*dev, scratch, ws, a.data(), m, cs);
+      EXPECT_EQ(c, ref_i8(a, b_rows, m, k, rows)) << "group, k " << k << " m " << m;
+      EXPECT_EQ(c2, ref_i8(a, b2_rows, m, k, 32)) << "group, k " << k << " m " << m;
+    }
+  }
+  const auto b = fill8(64 * 64, 3);
+  const PackedWeight w = pack_weight(*dev, b.data(), 64, 64, 0);
+  EXPECT_THROW(rows_view(w, 64), Error);  // every row: not a view of part of it
+  EXPECT_THROW(rows_view(w, 48), Error);  // not a multiple of the kernel group
+  EXPECT_THROW(rows_view(w, 0), Error);
 }
 
 TEST(MatmulJob, AGroupMustShareDomainAndK) {

@@ -3,6 +3,7 @@
 // same logits whichever device each matmul runs on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -153,7 +154,11 @@ TEST_F(ScheduleEngine, TheTokensAreTheSameWhicheverDeviceRunsEachMatmul) {
   const ScheduleStats s = hybrid.hybrid()->stats();
   bool cpu_decode = false, npu_prefill = false;
   for (const ScheduleStats::Decision& d : s.decisions) {
-    EXPECT_EQ(d.choice.cpu, d.choice.cpu_ns < d.choice.npu_ns) << d.what << " m=" << d.m;
+    if (d.choice.split) {
+      EXPECT_LT(d.choice.split_ns, std::min(d.choice.cpu_ns, d.choice.npu_ns)) << d.what << " m=" << d.m;
+    } else {
+      EXPECT_EQ(d.choice.cpu, d.choice.cpu_ns < d.choice.npu_ns) << d.what << " m=" << d.m;
+    }
     if (d.m == 1 && d.choice.cpu) cpu_decode = true;
     if (d.m == 8 && !d.choice.cpu) npu_prefill = true;
   }
@@ -164,6 +169,66 @@ TEST_F(ScheduleEngine, TheTokensAreTheSameWhicheverDeviceRunsEachMatmul) {
   EXPECT_GT(s.cpu_modeled_ns, 0);
   EXPECT_GT(s.cpu_weight_bytes, 0u);
   EXPECT_EQ(hybrid.memory().cpu_weight_bytes, s.cpu_weight_bytes);
+}
+
+// A profile under which splitting pays for every call of the small test model (slow DDR on both
+// sides, a shared total of both, cheap calls): split calls give the same logits as NPU-only ones.
+TEST_F(ScheduleEngine, SplitCallsGiveTheSameLogitsAsTheNpuAlone) {
+  std::FILE* f = std::fopen(dir_.file("split.json").c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("{\"name\": \"split-everything\", \"submit_us\": 1, \"task_us\": 0.1, \"ddr_gbps\": 0.5, "
+             "\"cpu_read_gbps\": 0.5, \"ddr_total_gbps\": 1, \"cpu_call_us\": 1, \"cpu_int8_gmacs\": 1000}",
+             f);
+  std::fclose(f);
+  EngineOptions split_opts = options(Schedule::kAuto);
+  split_opts.npu.board_profile = dir_.file("split.json");
+  Engine npu_only(options(Schedule::kNpu)), split(split_opts);
+  Context a(npu_only, 64), c(split, 64);
+  const std::vector<int32_t> prompt = {1, 7, 300, 42, 5, 99, 250, 3};
+  const std::vector<float> la = a.eval_all(prompt), lc = c.eval_all(prompt);
+  ASSERT_EQ(la.size(), lc.size());
+  EXPECT_EQ(std::memcmp(la.data(), lc.data(), la.size() * sizeof(float)), 0);
+  for (int32_t t : {11, 12, 13}) {
+    const float* x = a.eval({t});
+    const float* z = c.eval({t});
+    EXPECT_EQ(std::memcmp(x, z, size_t(a.n_vocab()) * sizeof(float)), 0) << "token " << t;
+  }
+  const ScheduleStats s = split.hybrid()->stats();
+  bool split_decode = false, split_prefill = false;
+  for (const ScheduleStats::Decision& d : s.decisions) {
+    if (!d.choice.split) continue;
+    EXPECT_LT(d.choice.split_ns, std::min(d.choice.cpu_ns, d.choice.npu_ns)) << d.what;
+    EXPECT_GT(d.choice.split_ns, d.choice.split_npu_ns * 0.999) << d.what << ": the call outlasts neither side";
+    for (int64_t r : d.choice.npu_rows) EXPECT_EQ(r % 32, 0) << d.what;
+    if (d.m == 1) split_decode = true;
+    if (d.m == 8) split_prefill = true;
+  }
+  EXPECT_TRUE(split_decode) << s.to_text();
+  EXPECT_TRUE(split_prefill) << s.to_text();
+  EXPECT_GT(s.split_calls, 0u);
+  EXPECT_NE(s.to_text().find("split"), std::string::npos);
+  EXPECT_NE(s.to_json().find("\"device\":\"split\""), std::string::npos) << s.to_json();
+}
+
+TEST(Schedule, AutoSplitsALargeDecodeWeightBetweenTheNpuAndTheCpu) {
+  const Scheduler s(Schedule::kAuto, kProfile, 3, 128, true);
+  const int64_t gate_up[] = {8960, 8960};
+  const Choice c = s.choose(1, 1536, gate_up);
+  ASSERT_TRUE(c.split) << "npu " << c.npu_ns << " cpu " << c.cpu_ns << " split " << c.split_ns;
+  ASSERT_EQ(c.npu_rows.size(), 2u);
+  for (int64_t r : c.npu_rows) {
+    EXPECT_EQ(r % 32, 0);
+    EXPECT_GT(r, 0);
+    EXPECT_LT(r, 8960);
+  }
+  EXPECT_LT(c.split_ns, c.npu_ns);
+  // Both read at once, so the call takes at least the bytes over the shared bandwidth.
+  const double bytes = 2.0 * 8960 * 1536;
+  EXPECT_GT(c.split_ns, bytes / kProfile.ddr_total_gbps);
+  // Not split when the CPU cannot take rows (a streamed plan, or weights the NPU cannot split).
+  EXPECT_FALSE(s.choose(1, 1536, gate_up, false).split);
+  EXPECT_FALSE(Scheduler(Schedule::kNpu, kProfile, 3, 128, true).choose(1, 1536, gate_up).split);
+  EXPECT_FALSE(Scheduler(Schedule::kAuto, kProfile, 3, 128, false).choose(1, 1536, gate_up).split);
 }
 
 }  // namespace

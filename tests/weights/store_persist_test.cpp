@@ -157,19 +157,22 @@ TEST_F(StorePersist, F16PackIsRejectedAndRepackedAsI8) {
   EXPECT_EQ(run_once(path_).loaded, n());
 }
 
-// A pack of packing layout 1 (int8 without the Hadamard rotation) holds other numbers for the same
-// weights: it is reported stale and rebuilt, never served.
-TEST_F(StorePersist, PackOfTheUnrotatedLayoutIsRebuilt) {
-  ASSERT_EQ(kPackLayoutVersion, 2u);
-  run_once(path_);
-  std::vector<uint8_t> b = read_file(path_);
-  put_u32(b.data() + hdr::kLayout, 1);
-  put_u64(b.data() + hdr::kChecksum, hash64(b.data(), hdr::kChecksum));
-  write_file(path_, b);
-  EXPECT_EQ(PackReader::open(path_)->header().layout_version, 1u);  // a well-formed file
-  EXPECT_EQ(run_once(path_).packed, n());
-  EXPECT_EQ(PackReader::open(path_)->header().layout_version, 2u);
-  EXPECT_EQ(run_once(path_).loaded, n());
+// A pack of an older packing layout (1: int8 without the Hadamard rotation; 2: K segments of 8192)
+// holds other bytes for the same weights: it is reported stale and rebuilt, never served.
+TEST_F(StorePersist, PackOfAnOlderLayoutIsRebuilt) {
+  ASSERT_EQ(kPackLayoutVersion, 3u);
+  for (uint32_t old = 1; old < kPackLayoutVersion; ++old) {
+    std::filesystem::remove(path_);
+    run_once(path_);
+    std::vector<uint8_t> b = read_file(path_);
+    put_u32(b.data() + hdr::kLayout, old);
+    put_u64(b.data() + hdr::kChecksum, hash64(b.data(), hdr::kChecksum));
+    write_file(path_, b);
+    EXPECT_EQ(PackReader::open(path_)->header().layout_version, old);  // a well-formed file
+    EXPECT_EQ(run_once(path_).packed, n()) << "layout " << old;
+    EXPECT_EQ(PackReader::open(path_)->header().layout_version, kPackLayoutVersion);
+    EXPECT_EQ(run_once(path_).loaded, n());
+  }
 }
 
 TEST_F(StorePersist, OneDamagedEntryRepacksOnlyThatWeightAndHealsTheFile) {

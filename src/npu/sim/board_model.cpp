@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -28,6 +29,7 @@ constexpr Field kFields[] = {
     {"cpu_int8_gmacs", &BoardProfile::cpu_int8_gmacs},
     {"cpu_call_us", &BoardProfile::cpu_call_us},
     {"load_gbps", &BoardProfile::load_gbps},
+    {"ddr_total_gbps", &BoardProfile::ddr_total_gbps},
 };
 
 }  // namespace
@@ -88,10 +90,56 @@ JobCost cost_job(const BoardProfile& p, const std::array<std::vector<TaskWork>, 
   return c;
 }
 
+double cpu_matmul_bytes(int64_t k, int64_t n) { return double(n) * double(k) + 4.0 * double(n); }
+
 double cost_cpu_matmul_ns(const BoardProfile& p, int64_t m, int64_t k, int64_t n) {
-  const double bytes = double(n) * double(k) + 4.0 * double(n);
+  const double bytes = cpu_matmul_bytes(k, n);
   const double macs = double(m) * double(k) * double(n);
   return p.cpu_call_us * 1e3 + std::max(bytes / p.cpu_read_gbps, macs / p.cpu_int8_gmacs);  // GB/s = bytes/ns
+}
+
+double cost_overlapped_ns(const BoardProfile& p, const OverlapSide& npu, const OverlapSide& cpu) {
+  struct Stream {
+    double start, rate, left, done;
+  };
+  Stream st[2];
+  const OverlapSide* sides[2] = {&npu, &cpu};
+  for (int i = 0; i < 2; ++i) {
+    const OverlapSide& s = *sides[i];
+    const double moving = s.ns - s.fixed_ns;
+    if (s.bytes <= 0 || moving <= 0) {
+      st[i] = {s.ns, 0, 0, s.ns};  // nothing to share: its own time
+    } else {
+      st[i] = {s.fixed_ns, s.bytes / moving, s.bytes, -1};
+    }
+  }
+  const double cap = p.ddr_total_gbps;  // bytes/ns
+  double t = std::min(st[0].start, st[1].start);
+  for (int guard = 0; guard < 8 && (st[0].done < 0 || st[1].done < 0); ++guard) {
+    bool active[2];
+    double demand = 0;
+    for (int i = 0; i < 2; ++i) {
+      active[i] = st[i].done < 0 && st[i].start <= t;
+      if (active[i]) demand += st[i].rate;
+    }
+    const double scale = demand > cap ? cap / demand : 1.0;
+    double finish[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+    double next = std::numeric_limits<double>::infinity();
+    for (int i = 0; i < 2; ++i) {
+      if (active[i]) finish[i] = t + st[i].left / (st[i].rate * scale);
+      next = std::min(next, active[i] ? finish[i] : (st[i].done < 0 ? st[i].start : next));
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (!active[i]) continue;
+      if (finish[i] <= next) {
+        st[i].left = 0, st[i].done = finish[i];
+      } else {
+        st[i].left -= (next - t) * st[i].rate * scale;
+      }
+    }
+    t = next;
+  }
+  return std::max(st[0].done, st[1].done);
 }
 
 }  // namespace ork::npu::sim

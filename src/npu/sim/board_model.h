@@ -54,6 +54,11 @@ struct BoardProfile {
   // Streaming a packed weight into the NPU's buffers: a CPU copy reads and writes every byte, so half
   // of cpu_read_gbps (derived, not measured; weights/modeled_loads.h).
   double load_gbps = 8.5;
+  // DDR bandwidth the NPU and the CPU reach together when both read at once (a matmul split along N
+  // between them, runtime/hybrid_matmul.h): LPDDR4X-4224 on 64 bits is 33.8 GB/s theoretical
+  // (rknpu-facts.md), readers saturate "near 30 GB/s" (oRKLLM/ork-driver wiki). Not measured for
+  // NPU + CPU at once: a guess to be calibrated.
+  double ddr_total_gbps = 30.0;
 };
 
 // The built-in profile, or `path`'s fields over it (a JSON object of the names above; an unknown
@@ -80,5 +85,18 @@ JobCost cost_job(const BoardProfile& p, const std::array<std::vector<TaskWork>, 
 // The modeled time (ns) of an (m × k) · (n × k)ᵀ int8 matmul on the board's CPU (the w8a8 path:
 // n × k int8 weights plus n f32 scales read once).
 double cost_cpu_matmul_ns(const BoardProfile& p, int64_t m, int64_t k, int64_t n);
+// Bytes that CPU matmul reads (n × k int8 weights and n f32 scales).
+double cpu_matmul_bytes(int64_t k, int64_t n);
+
+// One side of a call run on the NPU and the CPU at once: its modeled time alone (ns), the part of it
+// that moves no data (submit, call overhead), and the DDR bytes it moves.
+struct OverlapSide {
+  double ns = 0, fixed_ns = 0, bytes = 0;
+};
+// The modeled time of both sides run at once. Each side starts moving data after its fixed part, at
+// the rate it reaches alone (bytes over the rest of its time); while both move data they share the
+// DDR, and when their rates add up to more than ddr_total_gbps both are slowed in proportion.
+// A side with no bytes takes its own time. Pure.
+double cost_overlapped_ns(const BoardProfile& p, const OverlapSide& npu, const OverlapSide& cpu);
 
 }  // namespace ork::npu::sim
