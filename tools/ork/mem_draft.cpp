@@ -79,7 +79,8 @@ int mem_with_draft(const Args& args, runtime::EngineOptions target, int64_t n_ct
                 "IOVA of both");
     for (uint32_t d = 0; d < domains; ++d) {
       std::printf("  %-8u %16s %16s %16s %16s\n", d, mib(at(dp.weight_device_bytes, d)).c_str(),
-                  mib(at(tp.weight_device_bytes, d)).c_str(),
+                  (d == 0 && tp.stream_budget_bytes != 0 ? "<= " + mib(tp.stream_budget_bytes)
+                                                          : mib(at(tp.weight_device_bytes, d))).c_str(),
                   mib(std::max(at(dp.scratch_device_bytes, d), at(tp.scratch_device_bytes, d))).c_str(),
                   mib(at(tp.window_joint_bytes, d) > 0 ? at(tp.window_joint_bytes, d) : at(dp.window_bytes, d)).c_str());
     }
