@@ -12,6 +12,7 @@
 #include "ops/attention_blocked.h"
 #include "ops/qpanels.h"
 #include "runtime/context_size.h"
+#include "runtime/swa_ring.h"
 #include "runtime/cpu_int4_matmul.h"
 #include "runtime/cpu_int8_matmul.h"
 #include "runtime/hybrid_matmul.h"
@@ -345,7 +346,8 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
   mp.n_ctx = resolve_context(c, n_ctx, available_memory_bytes(), kv_type);
   mp.model_file_bytes = model->tensor_bytes();
   mp.kv_type = model::kv_type_name(kv_type);
-  mp.kv_cache_bytes = kv_cache_bytes(c, mp.n_ctx, kv_type);
+  mp.kv_cache_bytes = options.swa_ring ? kv_cache_bytes_ring(c, mp.n_ctx, kv_type, options.m_max)
+                                       : kv_cache_bytes(c, mp.n_ctx, kv_type);
   mp.kv_staging_bytes = kv_staging_bytes(c, mp.n_ctx, kv_type);
   {
     ThreadPool pool(1);
