@@ -253,6 +253,14 @@ typedef struct ork_mem_info {
   /* ork_query_plan: per domain, the bytes internal_mem_fds[d] must hold (0: that domain needs none).
    * Part of domains[d].internal_bytes (which adds the task arrays ork keeps). */
   uint64_t internal_mem_bytes[ORK_MAX_DOMAINS];
+  /* Planned beside another model (share_scratch_with, e.g. a speculative draft loaded first): the
+   * plan fills only what that model's weights leave of each domain's IOVA window. Per domain, that
+   * model's device weight bytes (beside_weight_bytes) and the IOVA window bytes its weights take
+   * (beside_window_bytes); domains[d].internal_bytes is then the one scratch both use. All zero
+   * without share_scratch_with. ork_query_mem and ork_query_plan. */
+  uint64_t beside_weight_bytes[ORK_MAX_DOMAINS];
+  uint64_t beside_window_bytes[ORK_MAX_DOMAINS];
+  uint64_t window_bytes;          /* the IOVA window of one domain of the device (0: cpu) */
 } ork_mem_info;
 
 /* Memory of a model, or of a context and its model: give one of model or ctx (the other NULL). */

@@ -12,6 +12,17 @@ using namespace ork::api;
 
 namespace {
 
+// Planned beside `other` (share_scratch_with; may be null): its weights per domain, and the IOVA window
+// bytes they took when this model was planned.
+void fill_beside(const runtime::Engine* other, const std::vector<uint64_t>& taken, ork_mem_info& info) {
+  if (other == nullptr) return;
+  const runtime::EngineMemory om = other->memory();
+  for (uint32_t d = 0; d < ORK_MAX_DOMAINS; ++d) {
+    info.beside_weight_bytes[d] = d < om.weight_device_bytes.size() ? om.weight_device_bytes[d] : 0;
+    info.beside_window_bytes[d] = d < taken.size() ? taken[d] : 0;
+  }
+}
+
 void fill_model(const runtime::Engine& e, ork_mem_info& info) {
   const runtime::EngineMemory m = e.memory();
   info.weight_bytes = m.weight_bytes;
@@ -24,6 +35,8 @@ void fill_model(const runtime::Engine& e, ork_mem_info& info) {
   info.internal_external_bytes = m.scratch_external_bytes;
   const npu::Device* dev = e.device();
   if (dev == nullptr) return;
+  fill_beside(e.options().share_scratch_with, m.window_taken_bytes, info);
+  info.window_bytes = dev->caps().window_bytes;
   const npu::Counters c = dev->counters();
   info.total_dma_bytes = c.total_mapped_bytes;
   info.peak_total_dma_bytes = c.peak_total_mapped_bytes;
@@ -110,6 +123,8 @@ int ork_query_plan(const char* path, const ork_model_options* opts, int64_t n_ct
     info.scratch_host_bytes = p.host_scratch_bytes;
     info.internal_bytes = info.internal_device_bytes + p.kv_cache_bytes + p.host_scratch_bytes;
     info.total_dma_bytes = p.dma_bytes;
+    info.window_bytes = p.window_capacity_bytes;
+    fill_beside(eo.share_scratch_with, p.window_taken_bytes, info);
     *out = info;
     return ORK_OK;
   });

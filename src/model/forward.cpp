@@ -170,7 +170,17 @@ void Forward::attend(const Sequence& seq, int64_t il, int64_t row0) {
   opt.window = c_.window(il);
   const float* kc = nullptr;
   const float* vc = nullptr;
-  if (cache.type() == KvType::kF32) {
+  if (cache.ring(il)) {  // a sliding-window ring: its rows from the first key on, unrolled
+    ORK_CHECK(opt.window > 0 && n <= cache.rows(il) - opt.window + 1, "eval: ", n, " tokens at once exceed layer ",
+              il, "'s ring of ", cache.rows(il), " rows for a window of ", opt.window);
+    const int64_t first = std::max<int64_t>(0, pos0 - opt.window + 1);
+    const size_t need = size_t((pos0 + n - first) * KV);
+    if (kv_k_.size() < need) kv_k_.resize(need), kv_v_.resize(need);
+    cache.load(il, first, pos0 + n - first, kv_k_.data(), kv_v_.data());
+    kc = kv_k_.data();
+    vc = kv_v_.data();
+    opt.kv_pos0 = first;
+  } else if (cache.type() == KvType::kF32) {
     kc = cache.k_f32(il);
     vc = cache.v_f32(il);
   } else {  // f32 rows of the positions this sequence attends to, rounded as the cache holds them

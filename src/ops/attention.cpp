@@ -35,6 +35,9 @@ void check_attention_args(int64_t n_q_tokens, int64_t pos0, int64_t n_head, int6
   ORK_CHECK(std::isfinite(options.softcap) && options.softcap >= 0.0f, "ops::attention: softcap=",
             options.softcap, " must be finite and >= 0");
   ORK_CHECK(options.window >= 0, "ops::attention: window=", options.window, " is negative");
+  ORK_CHECK(options.kv_pos0 == 0 || (options.kv_pos0 > 0 && options.window > 0 && pos0 - options.window + 1 >= options.kv_pos0),
+            "ops::attention: kv_pos0=", options.kv_pos0, " is past the first key of position ", pos0, " (window ",
+            options.window, ")");
   ORK_CHECK(n_q_tokens >= 0, "ops::attention: n_q_tokens=", n_q_tokens, " is negative");
   ORK_CHECK(pos0 >= 0, "ops::attention: pos0=", pos0, " is negative");
   ORK_CHECK(head_dim >= 1, "ops::attention: head_dim=", head_dim, " must be >= 1");
@@ -68,8 +71,8 @@ void attention(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos
       const int64_t first = window > 0 ? std::max<int64_t>(0, p - window + 1) : 0;
       const int64_t n_keys = p + 1 - first;
       const float* qh = q + (t * n_head + h) * head_dim;
-      const float* kg = k_cache + first * kv_stride + (h / group) * head_dim;
-      const float* vg = v_cache + first * kv_stride + (h / group) * head_dim;
+      const float* kg = k_cache + (first - options.kv_pos0) * kv_stride + (h / group) * head_dim;
+      const float* vg = v_cache + (first - options.kv_pos0) * kv_stride + (h / group) * head_dim;
       if (scores.size() < size_t(n_keys)) scores.resize(size_t(n_keys));
       attend(qh, kg, vg, n_keys, kv_stride, head_dim, scale, softcap, scores.data(),
              out + (t * n_head + h) * head_dim);

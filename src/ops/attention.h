@@ -27,6 +27,10 @@ struct AttentionOptions {
   float scale = 0.0f;    // s_j = dot(q, k_j) · scale; 0 → 1 / sqrtf(head_dim)
   float softcap = 0.0f;  // > 0: s_j → softcap · tanhf(s_j / softcap) before the softmax (gemma2)
   int64_t window = 0;    // > 0: only keys j with p − j < window (llama.cpp's LLAMA_SWA_TYPE_STANDARD)
+  // The position of k_cache's and v_cache's first row: key j is row j − kv_pos0 (a cache that keeps
+  // only the last positions, e.g. a sliding window's ring unrolled). Every key a query reads must be
+  // at or past it: window > 0 and pos0 − window + 1 >= kv_pos0, or kv_pos0 == 0 (ork::Error otherwise).
+  int64_t kv_pos0 = 0;
 };
 
 // attention() with those options: for query position p the keys are j = max(0, p − window + 1) .. p

@@ -29,22 +29,23 @@ inline void advance(const Row* rows, int64_t n_rows, int64_t j, int64_t& a, int6
 
 // Scores of every row against every key it sees: K row j (kc + j · kv_stride) is read from memory once
 // and stays in L1 while the rows that see it are dotted with it.
-ORK_VECTOR_CLONES void tile_scores(const float* kc, int64_t kv_stride, Row* rows, int64_t n_rows, int64_t head_dim,
-                                   float scale) {
+ORK_VECTOR_CLONES void tile_scores(const float* kc, int64_t kv_pos0, int64_t kv_stride, Row* rows, int64_t n_rows,
+                                   int64_t head_dim, float scale) {
   int64_t a = 0, b = 0;
   for (int64_t j = rows[0].first; j <= rows[n_rows - 1].last; ++j) {
     advance(rows, n_rows, j, a, b);
-    const float* kj = kc + j * kv_stride;
+    const float* kj = kc + (j - kv_pos0) * kv_stride;
     for (int64_t r = a; r < b; ++r) rows[r].s[j - rows[r].first] = vec::dot(rows[r].q, kj, head_dim) * scale;
   }
 }
 
 // o_r = Σ_j s_r[j] · V row j, j ascending for every row (as attention() adds them), V row j read once.
-ORK_VECTOR_CLONES void tile_values(const float* vc, int64_t kv_stride, Row* rows, int64_t n_rows, int64_t head_dim) {
+ORK_VECTOR_CLONES void tile_values(const float* vc, int64_t kv_pos0, int64_t kv_stride, Row* rows, int64_t n_rows,
+                                   int64_t head_dim) {
   int64_t a = 0, b = 0;
   for (int64_t j = rows[0].first; j <= rows[n_rows - 1].last; ++j) {
     advance(rows, n_rows, j, a, b);
-    const float* vj = vc + j * kv_stride;
+    const float* vj = vc + (j - kv_pos0) * kv_stride;
     for (int64_t r = a; r < b; ++r) vec::axpy(rows[r].s[j - rows[r].first], vj, rows[r].o, head_dim);
   }
 }
@@ -83,7 +84,7 @@ void attention_blocked(ThreadPool& pool, const float* q, int64_t n_q_tokens, int
                                 scores.data() + r * stride, first_key(p), p};
         }
       }
-      tile_scores(k_cache + g * head_dim, kv_stride, rows.data(), n_rows, head_dim, scale);
+      tile_scores(k_cache + g * head_dim, options.kv_pos0, kv_stride, rows.data(), n_rows, head_dim, scale);
       for (Row& r : rows) {
         const int64_t n_keys = r.last + 1 - r.first;
         if (softcap > 0.0f) {
@@ -92,7 +93,7 @@ void attention_blocked(ThreadPool& pool, const float* q, int64_t n_q_tokens, int
         softmax(r.s, n_keys);
         std::fill(r.o, r.o + head_dim, 0.0f);
       }
-      tile_values(v_cache + g * head_dim, kv_stride, rows.data(), n_rows, head_dim);
+      tile_values(v_cache + g * head_dim, options.kv_pos0, kv_stride, rows.data(), n_rows, head_dim);
     }
   });
 }

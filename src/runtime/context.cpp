@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "runtime/context_size.h"
+#include "runtime/swa_ring.h"
 
 namespace ork::runtime {
 namespace {
@@ -12,12 +13,27 @@ int64_t resolve_ctx(const model::Config& c, int64_t n_ctx, model::KvType type) {
   return resolve_context(c, n_ctx, available_memory_bytes(), type);
 }
 
+// Its KV cache: sliding-window layers as rings when the engine asks for them (runtime/swa_ring.h).
+model::KvCache make_cache(const Engine& e, int64_t n_ctx) {
+  const model::Config& c = e.model().config();
+  const model::KvType type = kv_type_of(e.options());
+  const int64_t n = resolve_ctx(c, n_ctx, type);
+  return model::KvCache(c.n_layer, n, c.kv_dim(), type,
+                        e.options().swa_ring ? swa_ring_rows(c, n, e.options().m_max) : std::vector<int64_t>{});
+}
+
+bool has_ring(const model::KvCache& cache) {
+  for (int64_t l = 0; l < cache.n_layer(); ++l) {
+    if (cache.ring(l)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Context::Context(Engine& engine, int64_t n_ctx)
     : engine_(engine),
-      cache_(engine.model().config().n_layer, resolve_ctx(engine.model().config(), n_ctx, kv_type_of(engine.options())),
-             engine.model().config().kv_dim(), kv_type_of(engine.options())),
+      cache_(make_cache(engine, n_ctx)),
       forward_(engine.model().config(), engine.model().weights(), engine.backend(), engine.pool()) {}
 
 void Context::run(const int32_t* tokens, const float* embd, int64_t n, bool all, float* out) {
@@ -104,10 +120,20 @@ std::unique_ptr<Context> Context::dup(bool copy_state) const {
 
 void Context::truncate(int64_t n) {
   ORK_CHECK(n >= 0 && n <= n_past_, "truncate: ", n, " is outside [0, ", n_past_, "]");
+  // A ring layer must still hold the keys the next position reads.
+  const model::Config& c = engine_.model().config();
+  for (int64_t l = 0; l < cache_.n_layer() && n > 0; ++l) {
+    if (!cache_.ring(l)) continue;
+    const int64_t first = std::max<int64_t>(0, n - c.window(l) + 1);
+    ORK_CHECK(first >= cache_.valid_from(l), "truncate: cannot roll back to ", n, " tokens: layer ", l,
+              "'s sliding-window ring holds positions from ", cache_.valid_from(l), " (", first, " needed)");
+  }
+  cache_.forget_from(n);
   n_past_ = n;
 }
 
 std::vector<uint8_t> Context::state() const {
+  ORK_CHECK(!has_ring(cache_), "KV state: a context with ring KV caches (sliding-window layers) cannot be saved");
   const int64_t n_layer = cache_.n_layer();
   const size_t rows = size_t(n_past_) * cache_.row_bytes();
   std::vector<uint8_t> s;
@@ -122,6 +148,7 @@ uint64_t Context::state_bytes(int64_t n) const {
 }
 
 void Context::set_state(const std::vector<uint8_t>& s, int64_t n) {
+  ORK_CHECK(!has_ring(cache_), "KV state: a context with ring KV caches (sliding-window layers) cannot be restored");
   const int64_t n_layer = cache_.n_layer();
   ORK_CHECK(n >= 0 && n <= n_ctx(), "KV state of ", n, " positions does not fit the context of ",
             n_ctx(), " tokens");

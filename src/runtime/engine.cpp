@@ -12,6 +12,7 @@
 #include "ops/attention_blocked.h"
 #include "ops/qpanels.h"
 #include "runtime/context_size.h"
+#include "runtime/swa_ring.h"
 #include "runtime/cpu_int4_matmul.h"
 #include "runtime/cpu_int8_matmul.h"
 #include "runtime/hybrid_matmul.h"
@@ -89,8 +90,8 @@ std::vector<npu::ScratchNeed> scratch_by_domain(const weights::Plan& mine, const
   return needs;
 }
 
-// The device `options` run on: a model shared with fixes it (both shared models must be on one
-// device, not the CPU), and "auto" becomes npu when the rknpu driver is there, else cpu.
+}  // namespace
+
 std::string resolve_device(const EngineOptions& options) {
   std::string device = options.device;
   ORK_CHECK(device == "cpu" || device == "npu" || device == "sim" || device == "auto", "device '",
@@ -108,7 +109,6 @@ std::string resolve_device(const EngineOptions& options) {
   return device;
 }
 
-}  // namespace
 
 Engine::Engine(const EngineOptions& options) : options_(options) {
   ORK_CHECK(options.threads >= 0 && options.threads <= 1024, "threads: ", options.threads,
@@ -158,6 +158,10 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   popts.residency = options.residency;
   popts.budget_bytes = options.wcache_budget_bytes;
   popts.m_max = options.m_max;
+  // Beside the model whose scratch it shares: in the window that model leaves (a draft loaded first).
+  if (options.share_scratch_with != nullptr && options.share_scratch_with->plan_) {
+    popts.taken = weights::window_taken(*options.share_scratch_with->plan_);
+  }
   plan_ = std::make_unique<weights::Plan>(make_plan(model_->weights(), device_->caps(), popts));
   for (uint32_t d = 0; d < plan_->domains_used && d < plan_->scratch.size(); ++d) {
     const npu::ScratchNeed& n = plan_->scratch[d];
@@ -342,7 +346,8 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
   mp.n_ctx = resolve_context(c, n_ctx, available_memory_bytes(), kv_type);
   mp.model_file_bytes = model->tensor_bytes();
   mp.kv_type = model::kv_type_name(kv_type);
-  mp.kv_cache_bytes = kv_cache_bytes(c, mp.n_ctx, kv_type);
+  mp.kv_cache_bytes = options.swa_ring ? kv_cache_bytes_ring(c, mp.n_ctx, kv_type, options.m_max)
+                                       : kv_cache_bytes(c, mp.n_ctx, kv_type);
   mp.kv_staging_bytes = kv_staging_bytes(c, mp.n_ctx, kv_type);
   {
     ThreadPool pool(1);
@@ -378,7 +383,13 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
     popts.residency = options.residency;
     popts.budget_bytes = options.wcache_budget_bytes;
     popts.m_max = options.m_max;
+    if (options.share_scratch_with != nullptr && options.share_scratch_with->plan() != nullptr) {
+      popts.taken = weights::window_taken(*options.share_scratch_with->plan());
+    }
     weights::Plan plan = make_plan(model->weights(), caps, popts);
+    mp.window_capacity_bytes = caps.window_bytes;
+    for (const weights::WindowTaken& t : popts.taken) mp.window_taken_bytes.push_back(t.footprint);
+    if (!popts.taken.empty()) mp.window_joint_bytes = plan.window_used;
     uint64_t own_scratch = 0;  // as Engine's scratch_own_need_: before weights are shared
     for (uint32_t d = 0; d < plan.domains_used && d < plan.scratch.size(); ++d)
       for (uint64_t b : {plan.scratch[d].a, plan.scratch[d].c, plan.scratch[d].regcmd, plan.scratch[d].tasks,
@@ -490,6 +501,7 @@ EngineMemory Engine::memory() const {
   }
   m.scratch_shared = scratch_shared_;
   m.scratch_own_need = scratch_own_need_;
+  for (const weights::WindowTaken& t : plan_->taken) m.window_taken_bytes.push_back(t.footprint);
   for (const npu::Buffer& b : weight_mem_) m.weight_external_bytes += b.size();
   {
     std::lock_guard lock(*forward_mutex_);

@@ -93,11 +93,18 @@ struct EngineOptions {
   Schedule schedule = Schedule::kNpu;
   // Element type of its Contexts' KV caches (--kv-type); unset: kv_type_of() decides.
   std::optional<model::KvType> kv_type;
+  // Its Contexts' sliding-window layers keep a ring of window + m_max − 1 KV rows instead of n_ctx
+  // (runtime/swa_ring.h): the same logits, memory bounded by the window. Such contexts cannot save or
+  // restore their KV state, nor roll back further than the ring holds.
+  bool swa_ring = false;
 
   // Sharing with an Engine loaded earlier (npu/sim only; it must outlive this one). Either one makes
   // this Engine use that Engine's Device (the device options above are then ignored).
   //  share_scratch_with: one device matmul scratch for both, per domain the larger need; their
-  //    forward passes are serialized by one mutex (models that run one after another).
+  //    forward passes are serialized by one mutex (models that run one after another). The two are
+  //    planned together: this Engine's weights fill only what that Engine's weights leave of each
+  //    domain's window (weights::PlanOptions::taken) — a speculative draft loaded first, resident,
+  //    then its target, resident in the rest or streamed through it.
   //  share_weights_with: every linear weight whose packed bytes and scales are identical to one of
   //    that Engine's (compared by content, not name) runs on its resident copy and is not loaded
   //    again. That Engine's plan must be resident (else nothing is shared).
@@ -164,6 +171,8 @@ struct EngineMemory {
   uint64_t weight_external_bytes = 0;           // caller memory imported for the weights (weight_mem)
   uint64_t scratch_external_bytes = 0;          // caller memory imported for the scratch it uses (scratch_mem)
   uint64_t cpu_weight_bytes = 0;                // RAM of the int8 copies the schedule's CPU calls made (host)
+  std::vector<uint64_t> window_taken_bytes;     // [domain] share_scratch_with: IOVA that model's weights took
+                                                //   when this one was planned (weights/window_taken.h)
 };
 
 // What loading a model would take, computed before loading anything onto the device (`ork mem`).
@@ -177,6 +186,11 @@ struct MemoryPlan {
   std::vector<uint64_t> scratch_device_bytes;  // [domain] matmul scratch (shared: the shared one after loading)
   std::vector<uint64_t> scratch_caller_bytes;  // [domain] the part caller memory holds (scratch_mem[d])
   std::vector<uint64_t> window_bytes;          // [domain] IOVA footprint (power-of-two slots)
+  std::vector<uint64_t> window_taken_bytes;    // [domain] share_scratch_with: IOVA window bytes that model's
+                                               //   weights hold, which this plan left to it (weights/window_taken.h)
+  uint64_t window_capacity_bytes = 0;          // the IOVA window of one domain
+  std::vector<uint64_t> window_joint_bytes;    // [domain] IOVA the planner counts there with share_scratch_with:
+                                               //   both models' weights (streamed: the budget) + the shared scratch
   uint64_t scratch_shared_saving = 0;          // share_scratch_with: the scratch of its own it does not allocate
   uint64_t weight_shared_bytes = 0;            // share_weights_with: packed bytes served by its copy
   uint32_t weights_shared = 0;                 //   and how many linear weights
@@ -191,6 +205,10 @@ struct MemoryPlan {
   uint64_t ram_bytes = 0;             // model_file + dma + kv + host scratch: the RAM to plan for
   int64_t n_ctx = 0;
 };
+// The device `options` run on: a model shared with fixes it (both shared models must be on one
+// device, not the CPU), and "auto" becomes npu when the rknpu driver is there, else cpu.
+std::string resolve_device(const EngineOptions& options);
+
 // Plans `options` (model_path, device, residency, budget, m_max, simulator knobs) for one context
 // of n_ctx tokens (0: the model's, at most 4096): parses the GGUF and plans; allocates nothing on
 // the device. With share_weights_with (or share_scratch_with) the plan is for that Engine's device;

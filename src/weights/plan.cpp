@@ -105,10 +105,23 @@ uint64_t max_footprint(const npu::ScratchNeed& n) {
                    iova_footprint(n.tasks), iova_footprint(n.plan_regcmd_bytes())});
 }
 
+// What another model holds in domain d (weights/window_taken.h); nothing beyond the list.
+WindowTaken taken_in(const std::vector<WindowTaken>& taken, uint32_t d) {
+  return d < taken.size() ? taken[d] : WindowTaken{};
+}
+
+// " beside the N bytes of IOVA another model holds" when `taken` is not empty (for messages).
+std::string beside(const std::vector<WindowTaken>& taken) {
+  const uint64_t b = window_taken_bytes(taken);
+  return b > 0 ? str_cat(" beside the ", b, " bytes of IOVA window another model on the device holds") : "";
+}
+
 // Fills domains in forward order, a layer at a time; false when the domains run out. When a layer
 // group does not fit even a domain of its own, *too_big lists its weights (else it is left empty).
+// A domain starts with what another model holds in it (p.taken).
 bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why, std::vector<size_t>* too_big) {
   too_big->clear();
+  p.window_used.clear();
   const uint64_t window = caps.window_bytes;
   const size_t per_layer = 7;  // q, k, v, o, gate, up, down; the output weight is its own group
   std::vector<std::vector<size_t>> groups;
@@ -119,12 +132,25 @@ bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why, st
   }
   uint32_t domain = 0;
   uint64_t used = 0, largest = 0;
+  bool own = false;  // this model has placed a layer in `domain`
+  WindowTaken other;
+  auto open = [&](uint32_t d) {
+    other = taken_in(p.taken, d);
+    used = other.footprint;
+    largest = other.largest;
+    own = false;
+    p.window_used.resize(d + 1, 0);
+    p.window_used[d] = used + (other.footprint > 0 ? scratch_footprint(other.scratch) : 0);
+  };
+  open(0);
   npu::ScratchNeed scratch;
   p.domain_bytes.assign(1, 0);
   p.scratch.assign(1, {});
   auto fits = [&](uint64_t add_used, uint64_t add_largest, const npu::ScratchNeed& s) {
-    const uint64_t big = std::max({largest, add_largest, max_footprint(s)});
-    return used + add_used + scratch_footprint(s) + 2 * big <= window;
+    npu::ScratchNeed both = s;  // the shared scratch: the larger of the two needs
+    both.merge(other.scratch);
+    const uint64_t big = std::max({largest, add_largest, max_footprint(both)});
+    return used + add_used + scratch_footprint(both) + 2 * big <= window;
   };
   for (const auto& g : groups) {
     uint64_t g_fp = 0, g_big = 0;
@@ -134,27 +160,21 @@ bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why, st
       for (const Slice& s : p.weights[j].slices) g_big = std::max(g_big, s.footprint);
       scratch_add(g_scratch, scratch_for(p.weights[j], p.m_max, caps.cores));
     }
-    if (!fits(g_fp, g_big, g_scratch)) {
-      if (used == 0) {
+    while (!fits(g_fp, g_big, g_scratch)) {
+      if (!own && other.footprint == 0) {
         *why = "one layer needs more than a whole IOMMU domain";
         *too_big = g;
         return false;
       }
       if (++domain >= caps.domains) {
-        *why = str_cat("needs more than ", caps.domains, " IOMMU domains of ", window >> 20, " MiB");
+        *why = str_cat("needs more than ", caps.domains, " IOMMU domains of ", window >> 20, " MiB", beside(p.taken));
         return false;
       }
-      used = 0;
-      largest = 0;
+      open(domain);
       g_scratch = {};
       for (size_t j : g) scratch_add(g_scratch, scratch_for(p.weights[j], p.m_max, caps.cores));
       p.domain_bytes.push_back(0);
       p.scratch.push_back({});
-      if (!fits(g_fp, g_big, g_scratch)) {
-        *why = "one layer needs more than a whole IOMMU domain";
-        *too_big = g;
-        return false;
-      }
     }
     for (size_t j : g) {
       p.weights[j].domain = domain;
@@ -162,8 +182,12 @@ bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why, st
     }
     used += g_fp;
     largest = std::max(largest, g_big);
+    own = true;
     scratch = g_scratch;
     p.scratch[domain] = scratch;
+    npu::ScratchNeed both = scratch;
+    both.merge(other.scratch);
+    p.window_used[domain] = used + scratch_footprint(both);
   }
   p.domains_used = domain + 1;
   return true;
@@ -176,6 +200,7 @@ Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, con
   ORK_CHECK(o.m_max >= 1, "m_max must be >= 1");
   Plan p;
   p.m_max = o.m_max;
+  p.taken = o.taken;
   p.prefetch_slots = caps.cores + 1;
 
   // Slices of weight i: at most max_slice[i] bytes.
@@ -221,27 +246,38 @@ Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, con
       }
       if (!finer) break;
     }
-    ORK_CHECK(o.residency == Residency::kAuto, "the model cannot be resident: it ", why,
-              " (use --residency stream or auto)");
+    ORK_CHECK(o.residency == Residency::kAuto, "the model cannot be resident: it ", why, " (",
+              p.weight_bytes(), " packed weight bytes; use --residency stream or auto)");
   }
 
-  // Streaming through domain 0: the window holds the scratch, and the weights under the budget.
+  // Streaming through domain 0: the window holds the scratch, and the weights under the budget, in
+  // what another model leaves of it.
   p.mode = Residency::kStream;
   p.reason = o.residency == Residency::kStream ? "streaming (forced)" : "streaming: the model " + why;
+  const WindowTaken other = taken_in(o.taken, 0);
+  ORK_CHECK(other.footprint < caps.window_bytes, "the IOVA window of ", caps.window_bytes >> 20,
+            " MiB in domain 0 is full: another model on the device holds ", other.footprint, " bytes of it");
+  const uint64_t window = caps.window_bytes - other.footprint;  // what is left to this model
   const uint64_t slots = p.prefetch_slots + 1;  // in use + prefetched
-  uint64_t budget = std::min<uint64_t>(o.budget_bytes, caps.window_bytes / 2);
+  uint64_t budget = std::min<uint64_t>(o.budget_bytes, window / 2);
   uint64_t max_slice = 1;
   while (max_slice * 2 <= budget / slots) max_slice *= 2;
   ORK_CHECK(max_slice >= 4096, "the streaming budget of ", budget,
-            " bytes is too small for ", slots, " weight slots");
+            " bytes is too small for ", slots, " weight slots", beside(o.taken));
   slice_all(std::vector<uint64_t>(n_weights, max_slice));
   npu::ScratchNeed scratch;
   for (const WeightPlan& w : p.weights) scratch_add(scratch, scratch_for(w, p.m_max, caps.cores));
-  const uint64_t scratch_fp = scratch_footprint(scratch);
-  ORK_CHECK(scratch_fp + 2 * max_slice <= caps.window_bytes, "the IOVA window of ",
+  npu::ScratchNeed both = scratch;  // a shared scratch: the larger of the two needs
+  both.merge(other.scratch);
+  const uint64_t scratch_fp = scratch_footprint(both);
+  // Alignment slack: a slice; beside another model's buffers (and a scratch that grows among them,
+  // reallocated into an aligned slot of its new size) two of the largest slots, as resident domains.
+  const uint64_t slack = other.footprint > 0 ? 2 * std::max(max_slice, max_footprint(both)) : max_slice;
+  ORK_CHECK(scratch_fp + max_slice + slack <= window, "the IOVA window of ",
             caps.window_bytes >> 20, " MiB cannot hold the matmul scratch (", scratch_fp,
-            " bytes) and two weight slices");
-  p.budget_bytes = std::min(budget, caps.window_bytes - scratch_fp - max_slice);
+            " bytes) and two weight slices", beside(o.taken));
+  p.budget_bytes = std::min(budget, window - scratch_fp - slack);
+  p.window_used.assign(1, other.footprint + scratch_fp + p.budget_bytes);
   p.domains_used = 1;
   p.scratch.assign(1, scratch);
   p.domain_bytes.assign(1, 0);

@@ -17,6 +17,7 @@
 #include "model/weights.h"
 #include "npu/device.h"
 #include "npu/matmul.h"
+#include "weights/window_taken.h"
 
 namespace ork::weights {
 
@@ -28,6 +29,10 @@ struct PlanOptions {
   Residency residency = Residency::kAuto;
   uint64_t budget_bytes = uint64_t(3072) << 20;  // streaming: weight bytes resident at once
   int64_t m_max = 128;                          // rows per device matmul (prefill is chunked)
+  // [domain] what another model on the same device holds (weights/window_taken.h): resident domains
+  // fill only the rest of each window, a stream budget only the rest of its domain's window, and the
+  // scratch of a domain is the larger of the two needs. Empty: the device is this model's alone.
+  std::vector<WindowTaken> taken;
 };
 
 struct Slice {
@@ -63,6 +68,11 @@ struct Plan {
   int64_t m_max = 0;
   uint32_t prefetch_slots = 0;            // cores + 1
   std::string reason;                     // why this mode (for --stats and messages)
+  std::vector<WindowTaken> taken;         // PlanOptions::taken, as planned beside
+  // [domain] IOVA slot bytes the plan counts in each domain used: another model's weights (taken),
+  // this model's weights (streamed: the budget) and the (shared) scratch; the planner keeps each one,
+  // plus alignment slack, within the window.
+  std::vector<uint64_t> window_used;
 
   uint64_t weight_bytes() const;          // all weights, packed
   const Slice& slice(const Unit& u) const { return weights[size_t(u.weight)].slices[size_t(u.slice)]; }

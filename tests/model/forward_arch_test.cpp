@@ -114,12 +114,17 @@ TEST_P(ArchVsReference, LogitsMatchForPrefillAndDecode) {
 
   const auto m = Model::load(path);
   const Config& cfg = m->config();
-  for (int threads : {1, 2}) {
-    ThreadPool pool(threads);
+  const int64_t n_pre = 9;  // past every window above
+  // Ring caches on the sliding-window layers (window + n_pre − 1 rows): the decode steps wrap them.
+  std::vector<int64_t> ring_rows;
+  for (int64_t l = 0; l < cfg.n_layer; ++l) ring_rows.push_back(cfg.window(l) > 0 ? cfg.window(l) + n_pre - 1 : 0);
+  for (int threads : {1, 2, -1}) {
+    SCOPED_TRACE(threads < 0 ? "ring caches" : "full caches");
+    ThreadPool pool(threads < 0 ? 2 : threads);
     CpuMatmul backend(pool);
     Forward fwd(cfg, m->weights(), backend, pool);
-    KvCache cache(cfg.n_layer, c.n_ctx, cfg.kv_dim());
-    const int64_t n_pre = 9;  // past every window above
+    KvCache cache(cfg.n_layer, c.n_ctx, cfg.kv_dim(), KvType::kF32,
+                  threads < 0 ? ring_rows : std::vector<int64_t>{});
     std::vector<float> logits(size_t(n_pre * cfg.n_vocab));
     fwd.eval(cache, tokens.data(), n_pre, 0, true, logits.data());
     for (int64_t t = 0; t < n_pre; ++t) {

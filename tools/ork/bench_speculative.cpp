@@ -30,7 +30,8 @@ double modeled_ns(runtime::Engine* e) {
 
 }  // namespace
 
-void bench_speculative(const Args& args, runtime::Engine& target, int64_t n_gen, int reps, JsonWriter* j) {
+void bench_speculative(const Args& args, runtime::Engine& target, runtime::Engine* draft_engine, int64_t n_gen,
+                       int reps, JsonWriter* j) {
   runtime::SamplerParams sp;
   sp.temperature = 0.0f;
   const int64_t n_vocab = target.model().config().n_vocab;
@@ -38,8 +39,8 @@ void bench_speculative(const Args& args, runtime::Engine& target, int64_t n_gen,
   std::vector<int32_t> prompt(16);
   for (int32_t& id : prompt) id = int32_t(gen() % uint32_t(n_vocab));
   const int64_t n_ctx = int64_t(prompt.size()) + n_gen + 1;
-  SpeculativeSetup setup = speculative_setup(args, target, n_ctx, sp);
-  runtime::Engine* draft = setup.draft_engine.get();
+  SpeculativeSetup setup = speculative_setup(args, target, draft_engine, n_ctx, sp);
+  runtime::Engine* draft = setup.draft_engine;
   const bool sim = target.device() != nullptr && target.device()->sim_kernel() != nullptr;
   // Modeled time of everything simulated: the target's device, and the draft's when it has its own.
   const auto modeled = [&] {

@@ -10,10 +10,11 @@
 
 namespace ork::cli {
 
-// Runs the test on `target` and writes its figures into `j` (an open object) under "speculative",
+// Runs the test on `target` (with `draft`, load_draft's, or null for --lookup) and writes its figures into `j` (an open object) under "speculative",
 // or prints them as text when j is null. Wall-clock figures are measured on this machine; on the
 // simulator the modeled board time of the target's (and a simulated draft's) NPU jobs is added,
 // labelled modeled, with the board profile's name.
-void bench_speculative(const Args& args, runtime::Engine& target, int64_t n_gen, int reps, JsonWriter* j);
+void bench_speculative(const Args& args, runtime::Engine& target, runtime::Engine* draft, int64_t n_gen, int reps,
+                       JsonWriter* j);
 
 }  // namespace ork::cli

@@ -161,6 +161,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const bool json = args.has("--json");
   const size_t bw_bytes = size_t(args.get_int("--bw-mib", 256, 1, 1 << 16)) << 20;
 
+  // --draft: loaded first (on the target's device: planned first, the target beside it).
+  const std::unique_ptr<runtime::Engine> draft = wants_speculative(args) && n_gen > 0 ? load_draft(args, eo) : nullptr;
   runtime::Engine engine(eo);
   const int64_t n_vocab = engine.model().config().n_vocab;
   runtime::Context ctx(engine, std::max<int64_t>({n_prompt, n_gen, 1}) + 1);
@@ -236,7 +238,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     j.key("decode_read_fraction").value(read_gbs > 0 ? decode_gbs / read_gbs : 0.0);
     if (board) j.key("board_model").raw(board->to_json());
     if (engine.hybrid() != nullptr) j.key("schedule").raw(engine.hybrid()->stats().to_json());
-    if (wants_speculative(args) && n_gen > 0) bench_speculative(args, engine, n_gen, reps, &j);
+    if (wants_speculative(args) && n_gen > 0) bench_speculative(args, engine, draft.get(), n_gen, reps, &j);
     j.end_object();
     std::printf("%s\n", j.str().c_str());
   } else {
@@ -253,7 +255,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
                   decode_gbs, mem_gbs > 0 ? 100.0 * decode_gbs / mem_gbs : 0.0, mem_gbs,
                   read_gbs > 0 ? 100.0 * decode_gbs / read_gbs : 0.0, read_gbs, engine.threads());
     if (board) std::printf("%s\n", board->to_text().c_str());
-    if (wants_speculative(args) && n_gen > 0) bench_speculative(args, engine, n_gen, reps, nullptr);
+    if (wants_speculative(args) && n_gen > 0) bench_speculative(args, engine, draft.get(), n_gen, reps, nullptr);
   }
   return 0;
 }

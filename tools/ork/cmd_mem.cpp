@@ -8,6 +8,7 @@
 #include "args.h"
 #include "commands.h"
 #include "device_flags.h"
+#include "mem_draft.h"
 #include "core/env.h"
 #include "core/error.h"
 #include "core/json.h"
@@ -48,6 +49,7 @@ int cmd_mem(const std::vector<std::string>& argv) {
   std::vector<OptionSpec> specs = kMemOptions;
   specs.insert(specs.end(), kSimOptions.begin(), kSimOptions.end());
   specs.insert(specs.end(), kKvOptions.begin(), kKvOptions.end());
+  specs.insert(specs.end(), kMemDraftOptions.begin(), kMemDraftOptions.end());
   const Args args("mem", specs, argv);
   if (args.has("--help")) {
     std::printf("usage: ork mem [-m MODEL] [--ctx N] [--device D] [--json] [options]\n\n%s",
@@ -58,6 +60,7 @@ int cmd_mem(const std::vector<std::string>& argv) {
   runtime::EngineOptions eo = engine_options(args, "auto");
   const int64_t n_ctx = args.get_int("--ctx", 0, 1, int64_t(1) << 24);
   const bool json = args.has("--json");
+  if (args.has("--draft")) return mem_with_draft(args, eo, n_ctx);
 
   const runtime::MemoryPlan plan = runtime::plan_memory(eo, n_ctx);
   JsonWriter j;

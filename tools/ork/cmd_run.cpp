@@ -106,6 +106,8 @@ int cmd_run(const std::vector<std::string>& argv) {
   const bool json = args.has("--json");
   const bool print_tokens = args.has("--print-tokens");
 
+  // --draft: loaded first (on the target's device: planned first, the target beside it).
+  const std::unique_ptr<runtime::Engine> draft = load_draft(args, eo);
   runtime::Engine engine(eo);
   const model::Tokenizer& tok = engine.model().tokenizer();
   std::vector<int32_t> prompt;
@@ -134,7 +136,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   runtime::Context ctx(engine, n_ctx);
   if (n_predict < 0) n_predict = ctx.n_ctx();
   runtime::Sampler sampler(sp);
-  SpeculativeSetup spec = speculative_setup(args, engine, ctx.n_ctx(), sp);
+  SpeculativeSetup spec = speculative_setup(args, engine, draft.get(), ctx.n_ctx(), sp);
 
   if (!json && !print_tokens) {
     std::fputs(prompt_text.c_str(), stdout);

@@ -23,6 +23,8 @@ const std::vector<OptionSpec> kSimOptions = {
 
 const std::vector<OptionSpec> kKvOptions = {
     {{"--kv-type"}, true, "KV cache type: f32 | f16 | q8_0 (default f16 as llama.cpp; f32 with --exact)"},
+    {{"--swa-ring"}, false, "sliding-window layers keep a ring of window + m_max - 1 (127) KV rows, not the whole context "
+                            "(no KV state save; rollback only within the ring)"},
 };
 
 npu::DeviceOptions device_options(const Args& args, const std::string& def) {
@@ -71,6 +73,7 @@ runtime::EngineOptions engine_options(const Args& args, const std::string& devic
   } catch (const Error& e) {
     throw UsageError{std::string("--schedule: ") + e.what()};
   }
+  eo.swa_ring = args.has("--swa-ring");
   if (args.has("--kv-type")) {
     try {
       eo.kv_type = model::parse_kv_type(args.get_or("--kv-type", ""));

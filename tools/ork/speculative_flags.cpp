@@ -1,5 +1,6 @@
 #include "speculative_flags.h"
 
+#include "core/error.h"
 #include "runtime/draft_model.h"
 #include "runtime/prompt_lookup.h"
 
@@ -16,8 +17,46 @@ const std::vector<OptionSpec> kSpeculativeOptions = {
 
 bool wants_speculative(const Args& args) { return args.has("--draft") || args.has("--lookup"); }
 
-SpeculativeSetup speculative_setup(const Args& args, runtime::Engine& target, int64_t n_ctx,
-                                   const runtime::SamplerParams& sp) {
+std::unique_ptr<runtime::Engine> load_draft(const Args& args, runtime::EngineOptions& target) {
+  if (!args.has("--draft") || args.has("--lookup")) return nullptr;  // --lookup too: speculative_setup says so
+  runtime::EngineOptions eo = target;
+  eo.model_path = *args.get("--draft");
+  const std::string target_device = runtime::resolve_device(target);
+  eo.device = args.get_or("--draft-device", target_device);
+  if (eo.device != "cpu" && eo.device != "npu" && eo.device != "sim") {
+    throw UsageError{"--draft-device: '" + eo.device + "' is not one of cpu, npu, sim"};
+  }
+  eo.npu.kind = eo.device;
+  eo.persist_path.clear();  // the target's .orkpack is not the draft's
+  eo.weight_mem.clear();
+  eo.scratch_mem.clear();
+  eo.share_weights_with = nullptr;
+  eo.share_scratch_with = nullptr;
+  const bool beside = eo.device != "cpu" && eo.device == target_device;
+  std::unique_ptr<runtime::Engine> draft;
+  try {
+    if (eo.device != "cpu") {
+      // A draft streams its weights once per drafted token: only a resident one pays. Say so with the numbers.
+      eo.residency = weights::Residency::kAuto;
+      const runtime::MemoryPlan mp = runtime::plan_memory(eo, 1);
+      if (mp.mode != "resident") {
+        throw Error(str_cat(eo.model_path, " cannot be resident on ", mp.device, " (", mp.reason, "; ",
+                            mp.model_file_bytes, " bytes of weights in the file, IOVA window ",
+                            mp.window_capacity_bytes >> 20,
+                            " MiB per domain): a draft must be resident — give a smaller draft or --draft-device cpu"));
+      }
+      eo.residency = weights::Residency::kResident;
+    }
+    draft = std::make_unique<runtime::Engine>(eo);
+  } catch (const Error& e) {
+    throw Error(std::string("--draft: ") + e.what());
+  }
+  if (beside) target.share_scratch_with = draft.get();
+  return draft;
+}
+
+SpeculativeSetup speculative_setup(const Args& args, runtime::Engine& target, runtime::Engine* draft,
+                                   int64_t n_ctx, const runtime::SamplerParams& sp) {
   SpeculativeSetup s;
   s.options.draft_max = args.get_int("--draft-max", 8, 1, 256);
   s.options.draft_min = args.get_int("--draft-min", 0, 0, 256);
@@ -31,27 +70,10 @@ SpeculativeSetup speculative_setup(const Args& args, runtime::Engine& target, in
     s.source = std::make_unique<runtime::PromptLookup>(args.get_int("--lookup", 3, 1, 64));
     return s;
   }
-  if (!args.has("--draft")) return s;
-  runtime::EngineOptions eo = target.options();
-  eo.model_path = *args.get("--draft");
-  const std::string target_device = target.plan() != nullptr ? target.device_name() : "cpu";
-  eo.device = args.get_or("--draft-device", target_device);
-  if (eo.device != "cpu" && eo.device != "npu" && eo.device != "sim") {
-    throw UsageError{"--draft-device: '" + eo.device + "' is not one of cpu, npu, sim"};
-  }
-  eo.npu.kind = eo.device;
-  eo.persist_path.clear();  // the target's .orkpack is not the draft's
-  eo.weight_mem.clear();
-  eo.scratch_mem.clear();
-  eo.share_weights_with = nullptr;
-  eo.share_scratch_with = eo.device != "cpu" && eo.device == target_device ? &target : nullptr;
-  try {
-    s.draft_engine = std::make_unique<runtime::Engine>(eo);
-  } catch (const Error& e) {
-    throw Error(std::string("--draft: ") + e.what());
-  }
-  runtime::check_draft_vocab(target.model(), s.draft_engine->model());
-  s.source = std::make_unique<runtime::DraftModel>(*s.draft_engine, n_ctx, sp, p_min);
+  if (draft == nullptr) return s;
+  runtime::check_draft_vocab(target.model(), draft->model());
+  s.draft_engine = draft;
+  s.source = std::make_unique<runtime::DraftModel>(*draft, n_ctx, sp, p_min);
   return s;
 }
 

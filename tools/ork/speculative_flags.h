@@ -17,7 +17,7 @@ extern const std::vector<OptionSpec> kSpeculativeOptions;
 
 // What the flags ask for. `source` is null when neither --draft nor --lookup is given.
 struct SpeculativeSetup {
-  std::unique_ptr<runtime::Engine> draft_engine;  // --draft: the draft model (outlives source)
+  runtime::Engine* draft_engine = nullptr;  // --draft: the draft model (load_draft's; outlives source)
   std::unique_ptr<runtime::DraftSource> source;
   runtime::SpeculativeOptions options;
 };
@@ -25,11 +25,18 @@ struct SpeculativeSetup {
 // True when the flags ask for speculative decoding.
 bool wants_speculative(const Args& args);
 
-// Loads the draft (on --draft-device, default the target's device; npu/sim: on the target's device
-// with the matmul scratch shared, EngineOptions::share_scratch_with) and checks its vocabulary against
-// the target's (ork::Error naming both sizes). n_ctx: the target context's size. UsageError for
-// --draft with --lookup, or a value out of range.
-SpeculativeSetup speculative_setup(const Args& args, runtime::Engine& target, int64_t n_ctx,
-                                   const runtime::SamplerParams& sp);
+// --draft: loads the draft before the target (null without --draft), on --draft-device (default: the
+// target's device). On the target's npu/sim device the draft is planned first and must be resident
+// (ork::Error with its bytes and the window otherwise: a streamed draft would load its weights K
+// times per target pass); `target` (the target's options, not loaded yet) is then set to share its
+// scratch (EngineOptions::share_scratch_with), so the target is planned in the window the draft leaves.
+// The returned Engine must outlive the target's. UsageError for a bad --draft-device.
+std::unique_ptr<runtime::Engine> load_draft(const Args& args, runtime::EngineOptions& target);
+
+// The draft source the flags ask for: `draft` (load_draft's, may be null) checked against the target's
+// vocabulary (ork::Error naming both sizes), or prompt lookup. n_ctx: the target context's size.
+// UsageError for --draft with --lookup, or a value out of range.
+SpeculativeSetup speculative_setup(const Args& args, runtime::Engine& target, runtime::Engine* draft,
+                                   int64_t n_ctx, const runtime::SamplerParams& sp);
 
 }  // namespace ork::cli
