@@ -213,7 +213,7 @@ void Forward::layer(std::span<const Sequence> seqs, int64_t il, const float* x_i
     ops::rmsnorm(x_.data() + i * E, l.ffn_norm, E, c_.rms_eps, h_.data() + i * E);
   }
   if (moe_) {
-    add_branch(x_.data(), moe_->run(l, h_.data(), n), l.post_ffn_norm, n);
+    add_branch(x_.data(), moe_->run(il, l, h_.data(), n), l.post_ffn_norm, n);
     return;
   }
   linear_group({&l.gate, &l.up}, h_.data(), n, {gate_.data(), up_.data()});

@@ -80,6 +80,10 @@ class Forward {
   // backend of ork does: docs/serve.md). Throws like eval(); the caches must be distinct.
   void eval_batch(std::span<const Sequence> seqs, const int32_t* tokens, float* logits);
 
+  // The MoE layers' counters (experts run, bytes read, the decode predictor's hits), or null for a
+  // dense model. Valid while this Forward lives; not to be read during eval().
+  const MoeStats* moe_stats() const { return moe_ ? &moe_->stats() : nullptr; }
+
   // Scratch bytes for a batch of n tokens (what eval allocates besides the KV cache).
   uint64_t scratch_bytes(int64_t n) const;
   // Bytes of the f32 copy of one layer's K and V rows that attention reads from an f16 or q8_0 cache

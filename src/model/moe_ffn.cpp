@@ -13,8 +13,14 @@
 namespace ork::model {
 
 MoeFfn::MoeFfn(const Config& config, MatmulBackend& backend, ThreadPool& pool)
-    : c_(config), backend_(backend), pool_(pool) {
+    : c_(config), backend_(backend), pool_(pool),
+      predictor_(config.n_layer, std::max<int64_t>(config.n_expert, 1), std::max<int64_t>(config.n_expert_used, 1)) {
   ORK_CHECK(config.is_moe(), "MoeFfn: the model has no experts");
+}
+
+const MoeStats& MoeFfn::stats() const {
+  stats_.prediction = predictor_.stats();
+  return stats_;
 }
 
 uint64_t MoeFfn::scratch_bytes(int64_t n) const {
@@ -42,7 +48,7 @@ void MoeFfn::ensure(int64_t n) {
   out_.assign(size_t(n * E), 0.0f);
 }
 
-const float* MoeFfn::run(const LayerWeights& l, const float* h, int64_t n) {
+const float* MoeFfn::run(int64_t il, const LayerWeights& l, const float* h, int64_t n) {
   const int64_t E = c_.n_embd, X = c_.n_expert, K = c_.n_expert_used;
   ORK_CHECK(l.router != nullptr && int64_t(l.exp_gate.size()) == X, "MoeFfn: layer without experts");
   for (int64_t i = 0; i < n * E; ++i) {
@@ -55,9 +61,21 @@ const float* MoeFfn::run(const LayerWeights& l, const float* h, int64_t n) {
 
   // Routing: f32 logits, softmax, top-k (and normalization) per token.
   ops::matmul(pool_, h, n, E, l.router, quant::Type::F32, X, logits_.data());
+  // The same tokens at the previous layer: their choices there condition the predictor.
+  const bool chained = prev_il_ == il - 1 && prev_n_ == n;
   for (int64_t t = 0; t < n; ++t) {
+    const std::span<const int32_t> prev =
+        chained ? std::span<const int32_t>(prev_sel_.data() + t * K, size_t(K)) : std::span<const int32_t>();
+    std::vector<int32_t> guess;
+    if (n == 1) guess = predictor_.predict(il, prev);  // decode: guessed before the router runs
     ops::moe_route(logits_.data() + t * X, X, K, c_.moe_norm_weights, sel_.data() + t * K, wts_.data() + t * K);
+    predictor_.observe(il, prev, std::span<const int32_t>(sel_.data() + t * K, size_t(K)), n == 1 ? &guess : nullptr);
   }
+  prev_sel_.assign(sel_.begin(), sel_.begin() + n * K);
+  prev_il_ = il;
+  prev_n_ = n;
+  stats_.layer_tokens += uint64_t(n);
+  stats_.expert_rows += uint64_t(n * K);
   // The (token, slot) pairs grouped by expert, tokens ascending within each expert.
   for (int64_t i = 0; i < n * K; ++i) ++start_[size_t(sel_[size_t(i)]) + 1];
   for (int64_t e = 0; e < X; ++e) start_[size_t(e + 1)] += start_[size_t(e)];
@@ -72,6 +90,9 @@ const float* MoeFfn::run(const LayerWeights& l, const float* h, int64_t n) {
   for (int64_t e = 0; e < X; ++e) {
     const int32_t r0 = start_[size_t(e)], m = start_[size_t(e + 1)] - r0;
     if (m == 0) continue;
+    ++stats_.expert_runs;
+    stats_.expert_bytes += l.exp_gate[size_t(e)].w->n_bytes + l.exp_up[size_t(e)].w->n_bytes +
+                           l.exp_down[size_t(e)].w->n_bytes;
     for (int32_t r = 0; r < m; ++r) {
       std::memcpy(xg_.data() + r * E, h + int64_t(rows_[size_t(r0 + r)]) * E, size_t(E) * sizeof(float));
     }
@@ -91,6 +112,7 @@ const float* MoeFfn::run(const LayerWeights& l, const float* h, int64_t n) {
 
   if (l.sh_gate.w != nullptr) {  // qwen2moe: + sigmoid(h·g) ⊙ the shared expert
     const int64_t S = c_.n_ff_shexp;
+    stats_.expert_bytes += l.sh_gate.w->n_bytes + l.sh_up.w->n_bytes + l.sh_down.w->n_bytes;
     ops::matmul(pool_, h, n, E, l.sh_router, quant::Type::F32, 1, sh_logit_.data());
     const Linear* gu[] = {&l.sh_gate, &l.sh_up};
     float* ys[] = {gate_.data(), up_.data()};

@@ -23,10 +23,23 @@
 
 #include "core/thread_pool.h"
 #include "model/config.h"
+#include "model/expert_predictor.h"
 #include "model/matmul_backend.h"
 #include "model/weights.h"
 
 namespace ork::model {
+
+// What the MoE layers computed (counted by MoeFfn::run; see `ork run --stats`).
+struct MoeStats {
+  uint64_t layer_tokens = 0;  // Σ over MoE layer runs of the tokens routed (tokens × MoE layers)
+  uint64_t expert_runs = 0;   // expert products run (each selected expert once per layer run)
+  uint64_t expert_rows = 0;   // token rows they computed (layer_tokens × n_expert_used)
+  uint64_t expert_bytes = 0;  // GGUF bytes of the expert (and shared-expert) weights those runs read
+  // Decode steps (one token): ExpertPredictor's guesses of each layer's experts, made before routing
+  // (n_expert_used slots), against what the router chose. No guess is loaded anywhere yet: this is
+  // the predictor's accuracy, for the prefetch it would drive.
+  ExpertPredictionStats prediction;
+};
 
 class MoeFfn {
  public:
@@ -34,7 +47,10 @@ class MoeFfn {
 
   // The branch of layer `l` for h [n][n_embd]; returns out [n][n_embd], valid until the next run().
   // Throws ork::Error when h holds NaN/Inf (naming the layer's router), like the dense linears.
-  const float* run(const LayerWeights& l, const float* h, int64_t n);
+  // il: the layer's index (for the predictor, which also learns from every run's routing).
+  const float* run(int64_t il, const LayerWeights& l, const float* h, int64_t n);
+
+  const MoeStats& stats() const;
 
   // The routing of the last run(): [n][n_expert_used] expert indices (descending weight per token).
   std::span<const int32_t> last_experts() const { return sel_; }
@@ -56,6 +72,10 @@ class MoeFfn {
   std::vector<float> xg_, gate_, up_, act_, yg_;  // gathered rows of one expert (or the shared expert)
   std::vector<float> sh_logit_;  // [n] the shared expert's gate input
   std::vector<float> out_;       // [n][n_embd]
+  ExpertPredictor predictor_;
+  std::vector<int32_t> prev_sel_;  // the previous run's sel_ (layer prev_il_, prev_n_ tokens)
+  int64_t prev_il_ = -1, prev_n_ = 0;
+  mutable MoeStats stats_;
 };
 
 }  // namespace ork::model
