@@ -47,7 +47,7 @@ cases=(
   "mixtral_q8_0_skewed|--preset tiny-mixtral --type q8_0 --routing-skew 4 --seed 3|64"
   "qwen2moe_f32|--preset tiny-qwen2moe|64"
   "qwen3moe_f32|--preset tiny-qwen3moe|64"
-  "qwen3moe_q4_k|--preset tiny-qwen3moe --type q4_K --embd 256 --ff-exp 256 --head-dim 64 --seed 2|64"
+  "qwen3moe_q4_k|--preset tiny-qwen3moe --type q4_K --embd 256 --ff-exp 256 --head-dim 64 --seed 3|64"
 )
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
