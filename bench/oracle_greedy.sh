@@ -4,7 +4,7 @@
 # to check ork against. Not run by CI (it needs a llama.cpp build); run it after changing a case or
 # the generator, and commit the fixtures it writes.
 #
-# usage: bench/oracle_greedy.sh [LLAMA_CPP_DIR]   (default /work/llama.cpp-build: src/ and build/, as
+# usage: [ORACLE_ONLY=REGEX] bench/oracle_greedy.sh [LLAMA_CPP_DIR]   (default /work/llama.cpp-build: src/ and build/, as
 #        bench/build_llama_cpp.sh makes them; only its static libllama/libggml are used)
 # Needs ork-gen-model in $BUILD_DIR (default build/). Compiles bench/llama_cpp/greedy_tokens.cpp into
 # $BUILD_DIR/oracle/, linking under flock on LLAMA_CPP_DIR/.lock (another build may be running there).
@@ -43,11 +43,18 @@ cases=(
   "llama_yarn_f32|--preset tiny-llama --ctx 64 --yarn-factor 4 --yarn-orig 16|64"
   "qwen2_yarn_f32|--preset tiny-qwen2 --ctx 64 --yarn-factor 4 --yarn-orig 16 --untied|64"
   "gemma3_untied_f32|--preset tiny-gemma3 --untied --embd 256 --ff 512 --head-dim 64|64"
+  "mixtral_f32|--preset tiny-mixtral|64"
+  "mixtral_q8_0_skewed|--preset tiny-mixtral --type q8_0 --routing-skew 4 --seed 3|64"
+  "qwen2moe_f32|--preset tiny-qwen2moe|64"
+  "qwen3moe_f32|--preset tiny-qwen3moe|64"
+  "qwen3moe_q4_k|--preset tiny-qwen3moe --type q4_K --embd 256 --ff-exp 256 --head-dim 64 --seed 3|64"
 )
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 for c in "${cases[@]}"; do
   IFS='|' read -r name flags n_ctx <<<"$c"
+  # ORACLE_ONLY=REGEX records only the cases whose name matches (the others' fixtures stay as they are).
+  if [ -n "${ORACLE_ONLY:-}" ] && ! [[ "$name" =~ $ORACLE_ONLY ]]; then continue; fi
   # shellcheck disable=SC2086
   "$gen" $flags -o "$tmp/$name.gguf"
   json="$("$tool" "$tmp/$name.gguf" "$n_ctx" "$n_predict" "$prompt")"

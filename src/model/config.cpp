@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/quote.h"
+#include "model/moe_config.h"
 
 namespace ork::model {
 
@@ -15,6 +16,8 @@ const char* arch_name(Arch a) {
     case Arch::kGemma2: return "gemma2";
     case Arch::kGemma3: return "gemma3";
     case Arch::kPhi3: return "phi3";
+    case Arch::kQwen2Moe: return "qwen2moe";
+    case Arch::kQwen3Moe: return "qwen3moe";
   }
   return "?";
 }
@@ -97,9 +100,15 @@ Config Config::from_gguf(const gguf::File& f) {
     c.qk_norm = true;
   } else if (arch == "phi3") {
     c.arch = Arch::kPhi3;
+  } else if (arch == "qwen2moe") {
+    c.arch = Arch::kQwen2Moe;
+    c.qkv_bias = true;
+  } else if (arch == "qwen3moe") {
+    c.arch = Arch::kQwen3Moe;
+    c.qk_norm = true;
   } else {
     fail(f.path(), ": unsupported architecture ", quote(arch),
-         " (supported: llama, qwen2, qwen3, gemma2, gemma3, phi3)");
+         " (supported: llama, qwen2, qwen3, gemma2, gemma3, phi3, qwen2moe, qwen3moe)");
   }
   c.rope_mode = c.arch == Arch::kLlama ? ops::RopeMode::kNormal : ops::RopeMode::kNeox;
   c.name = std::string(f.get_string_or("general.name", ""));
@@ -172,6 +181,7 @@ Config Config::from_gguf(const gguf::File& f) {
             "rope.scaling.attn_factor = ", c.rope_attn_factor, " must be finite and > 0");
   c.attn_scale = 1.0f / std::sqrt(float(c.head_dim));
   if (c.arch == Arch::kGemma2 || c.arch == Arch::kGemma3) read_gemma(f, c);
+  read_moe(f, c);
   return c;
 }
 

@@ -1,4 +1,5 @@
-// model::Config — the hyper-parameters of a decoder model (llama, qwen2, qwen3, gemma2, gemma3, phi3),
+// model::Config — the hyper-parameters of a decoder model (llama, qwen2, qwen3, gemma2, gemma3, phi3, and
+// the mixture-of-experts qwen2moe, qwen3moe and Mixtral-style llama: model/moe_config.h),
 // read from GGUF metadata with llama.cpp's keys and defaults (src/models/<arch>.cpp, llama-hparams.h).
 #pragma once
 
@@ -11,7 +12,7 @@
 
 namespace ork::model {
 
-enum class Arch { kLlama, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3 };
+enum class Arch { kLlama, kQwen2, kQwen3, kGemma2, kGemma3, kPhi3, kQwen2Moe, kQwen3Moe };
 
 // <arch>.rope.scaling.type (absent → linear, as llama.cpp reads it).
 enum class RopeScaling { kNone, kLinear, kYarn, kLongrope };
@@ -60,6 +61,15 @@ struct Config {
   float rope_base(int64_t il) const { return is_swa(il) ? rope_freq_base_swa : rope_freq_base; }
   float rope_scale(int64_t il) const { return is_swa(il) ? rope_freq_scale_swa : rope_freq_scale; }
   int64_t window(int64_t il) const { return is_swa(il) ? n_swa : 0; }
+
+  // Mixture of experts (model/moe_config.h; 0 experts: a dense FFN). Every layer of a MoE model is a
+  // MoE layer (as in llama.cpp's qwen2moe, qwen3moe and llama with expert_count).
+  int64_t n_expert = 0;        // <arch>.expert_count
+  int64_t n_expert_used = 0;   // <arch>.expert_used_count: experts each token is routed to (top-k)
+  int64_t n_ff_exp = 0;        // rows of one expert's gate/up (expert_feed_forward_length)
+  int64_t n_ff_shexp = 0;      // rows of the shared expert's gate/up (qwen2moe), else 0
+  bool moe_norm_weights = false;  // the top-k router weights are divided by their sum
+  bool is_moe() const { return n_expert > 0; }
 
   int64_t q_dim() const { return n_head * head_dim; }
   int64_t kv_dim() const { return n_head_kv * head_dim; }

@@ -50,12 +50,14 @@ void check_finite(const float* m, int64_t rows, int64_t width, const char* what,
 
 Forward::Forward(const Config& config, const Weights& weights, MatmulBackend& backend,
                  ThreadPool& pool)
-    : c_(config), w_(weights), backend_(backend), pool_(pool), head_(size_t(config.head_dim)) {}
+    : c_(config), w_(weights), backend_(backend), pool_(pool), head_(size_t(config.head_dim)) {
+  if (config.is_moe()) moe_ = std::make_unique<MoeFfn>(config, backend, pool);
+}
 
 uint64_t Forward::scratch_bytes(int64_t n) const {
   const int64_t per_token = 2 * c_.n_embd + 2 * c_.q_dim() + 2 * c_.kv_dim() + 3 * c_.n_ff +
                             (c_.post_norms ? c_.n_embd : 0);
-  return uint64_t(n * per_token) * sizeof(float);
+  return uint64_t(n * per_token) * sizeof(float) + (moe_ ? moe_->scratch_bytes(n) : 0);
 }
 
 uint64_t Forward::kv_staging_bytes() const { return uint64_t(kv_k_.capacity() + kv_v_.capacity()) * sizeof(float); }
@@ -219,6 +221,10 @@ void Forward::layer(std::span<const Sequence> seqs, int64_t il, const float* x_i
 
   for (int64_t i = 0; i < n; ++i) {
     ops::rmsnorm(x_.data() + i * E, l.ffn_norm, E, c_.rms_eps, h_.data() + i * E);
+  }
+  if (moe_) {
+    add_branch(x_.data(), moe_->run(il, l, h_.data(), n), l.post_ffn_norm, n);
+    return;
   }
   linear_group({&l.gate, &l.up}, h_.data(), n, {gate_.data(), up_.data()});
   if (c_.geglu) {

@@ -18,7 +18,8 @@
 //   x += post(a·Woᵀ)          post = RMSNorm ⊙ post_attention_norm for gemma, else identity
 //   h = RMSNorm(x) ⊙ ffn_norm;  x += post((act(h·Wgateᵀ) ⊙ h·Wupᵀ)·Wdownᵀ)
 //          act = SiLU, or GELU(tanh) for gemma (post: post_ffw_norm); phi3's gate and up are the two
-//          halves of ffn_up.weight
+//          halves of ffn_up.weight; a MoE layer's FFN is model::MoeFfn (routed experts, qwen2moe's
+//          shared expert) instead
 // logits = (RMSNorm(x) ⊙ output_norm)·Woutputᵀ, then c·tanh(z/c) with the final soft-cap (gemma2).
 // Every matmul goes through the MatmulBackend. Ownership: references Config, Weights, the backend
 // and the pool (all must outlive it); owns its scratch. Thread-safety: one eval() at a time.
@@ -26,6 +27,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -33,6 +35,7 @@
 #include "model/config.h"
 #include "model/kv_cache.h"
 #include "model/matmul_backend.h"
+#include "model/moe_ffn.h"
 #include "model/weights.h"
 
 namespace ork::model {
@@ -77,6 +80,10 @@ class Forward {
   // backend of ork does: docs/serve.md). Throws like eval(); the caches must be distinct.
   void eval_batch(std::span<const Sequence> seqs, const int32_t* tokens, float* logits);
 
+  // The MoE layers' counters (experts run, bytes read, the decode predictor's hits), or null for a
+  // dense model. Valid while this Forward lives; not to be read during eval().
+  const MoeStats* moe_stats() const { return moe_ ? &moe_->stats() : nullptr; }
+
   // Scratch bytes for a batch of n tokens (what eval allocates besides the KV cache).
   uint64_t scratch_bytes(int64_t n) const;
   // Bytes of the f32 copy of one layer's K and V rows that attention reads from an f16 or q8_0 cache
@@ -114,6 +121,7 @@ class Forward {
   std::vector<float> head_;  // one head, for the per-head norms
   std::vector<int64_t> out_rows_;  // the batch rows whose logits run() writes
   std::vector<float> kv_k_, kv_v_;  // [positions][kv_dim]: one layer's K, V widened from a non-f32 cache
+  std::unique_ptr<MoeFfn> moe_;     // the FFN of MoE layers (Config::is_moe()), else null
 };
 
 }  // namespace ork::model

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/quote.h"
+#include "model/moe_weights.h"
 #include "quant/types.h"
 
 namespace ork::model {
@@ -137,7 +138,9 @@ std::unique_ptr<Weights> Weights::bind(const gguf::File& f, const Config& c) {
       l.k_norm = vec(p + "attn_k_norm.weight", uint64_t(c.head_dim));
     }
     l.ffn_norm = vec(p + "ffn_norm.weight", embd);
-    if (c.arch == Arch::kPhi3) {
+    if (c.is_moe()) {
+      MoeBinder::bind_layer(w, f, c, i, l);
+    } else if (c.arch == Arch::kPhi3) {
       // ffn_up holds the gate's n_ff rows, then the up projection's (ggml_swiglu: silu(first half)).
       const gguf::TensorInfo& t = *linear(p + "ffn_up.weight", embd, 2 * ff).w;
       l.gate = rows_of(t, 0, ff, "gate");
@@ -146,21 +149,35 @@ std::unique_ptr<Weights> Weights::bind(const gguf::File& f, const Config& c) {
       l.gate = linear(p + "ffn_gate.weight", embd, ff);
       l.up = linear(p + "ffn_up.weight", embd, ff);
     }
-    l.down = linear(p + "ffn_down.weight", ff, embd);
+    if (!c.is_moe()) l.down = linear(p + "ffn_down.weight", ff, embd);
     if (c.post_norms) {
       l.post_attn_norm = vec(p + "post_attention_norm.weight", embd);
       l.post_ffn_norm = vec(p + "post_ffw_norm.weight", embd);
     }
   }
   // The forward-pass order, fixed once the vector no longer moves.
+  int32_t group = 0;
+  auto add = [&](Linear* lin) {
+    lin->index = int32_t(w.linears_.size());
+    lin->group = group;
+    w.linears_.push_back(lin);
+  };
   for (LayerWeights& l : w.layers) {
-    for (Linear* lin : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) {
-      lin->index = int32_t(w.linears_.size());
-      w.linears_.push_back(lin);
+    for (Linear* lin : {&l.wq, &l.wk, &l.wv, &l.wo}) add(lin);
+    if (!c.is_moe()) {
+      for (Linear* lin : {&l.gate, &l.up, &l.down}) add(lin);
+    } else {
+      if (l.sh_gate.w != nullptr) {
+        for (Linear* lin : {&l.sh_gate, &l.sh_up, &l.sh_down}) add(lin);
+      }
+      for (size_t e = 0; e < l.exp_gate.size(); ++e) {
+        ++group;
+        for (Linear* lin : {&l.exp_gate[e], &l.exp_up[e], &l.exp_down[e]}) add(lin);
+      }
     }
+    ++group;
   }
-  w.output.index = int32_t(w.linears_.size());
-  w.linears_.push_back(&w.output);
+  add(&w.output);
   return owner;
 }
 

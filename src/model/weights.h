@@ -27,6 +27,11 @@ struct Linear {
   int64_t k = 0;
   int64_t n = 0;
   int32_t index = -1;  // position of this weight in the forward pass's order (0, 1, ...)
+  // Placement group: the device planner keeps a group's weights in one IOMMU domain. A dense layer's
+  // seven linears share one (its layer number); a MoE layer's attention (and shared expert) one, and
+  // each expert's gate/up/down one of its own; the output weight its own. Groups ascend along
+  // linears().
+  int32_t group = -1;
   std::string_view name() const { return w->name; }
 };
 
@@ -39,6 +44,14 @@ struct LayerWeights {
   Linear gate, up, down;             // gate, up: n_embd → n_ff; down: n_ff → n_embd
   const float* post_attn_norm = nullptr;  // [n_embd] (gemma) or null
   const float* post_ffn_norm = nullptr;   // [n_embd] (gemma) or null
+
+  // Mixture of experts (Config::is_moe(); model/moe_weights.cpp binds them). gate/up/down above are
+  // then unset: the layer's FFN is the routed experts (model/moe_ffn.h), plus the shared expert.
+  const float* router = nullptr;          // [n_expert][n_embd] f32: ffn_gate_inp, decoded
+  std::vector<Linear> exp_gate, exp_up;   // [n_expert]: n_embd → n_ff_exp, slices of ffn_{gate,up}_exps
+  std::vector<Linear> exp_down;           // [n_expert]: n_ff_exp → n_embd, slices of ffn_down_exps
+  Linear sh_gate, sh_up, sh_down;         // qwen2moe's shared expert (n_ff_shexp wide), else unset
+  const float* sh_router = nullptr;       // [n_embd] ffn_gate_inp_shexp (qwen2moe), else null
 };
 
 class Weights {
@@ -66,14 +79,16 @@ class Weights {
   }
   std::vector<LayerWeights> layers;
 
-  // Every linear weight in forward-pass order (layer by layer: q, k, v, o, gate, up, down; then
-  // output). linears()[i]->index == i.
+  // Every linear weight in forward-pass order (layer by layer: q, k, v, o, gate, up, down; a MoE
+  // layer: q, k, v, o, the shared expert's gate, up, down, then expert 0's gate, up, down, expert
+  // 1's, ...; then output). linears()[i]->index == i.
   const std::vector<const Linear*>& linears() const { return linears_; }
 
   Weights(const Weights&) = delete;  // linears() points into this object
   Weights& operator=(const Weights&) = delete;
 
  private:
+  friend struct MoeBinder;  // model/moe_weights.cpp: binds a MoE layer's tensors into this object
   Weights() = default;
   std::vector<std::unique_ptr<std::vector<float>>> small_;  // decoded 1-D tensors
   std::vector<const Linear*> linears_;

@@ -61,6 +61,10 @@ class Context {
   };
   Memory memory() const;
 
+  // The MoE layers' counters of this sequence's passes (model::MoeStats), or null for a dense model.
+  // Not to be read while this Context evaluates.
+  const model::MoeStats* moe_stats() const { return forward_.moe_stats(); }
+
   // Forgets the sequence (positions restart at 0).
   void reset() { n_past_ = 0; }
   // Keeps the first n tokens of the sequence (0 <= n <= n_past(), else ork::Error); the next eval

@@ -123,12 +123,12 @@ bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why, st
   too_big->clear();
   p.window_used.clear();
   const uint64_t window = caps.window_bytes;
-  const size_t per_layer = 7;  // q, k, v, o, gate, up, down; the output weight is its own group
+  // Linear::group: a dense layer's seven weights, a MoE layer's attention (and shared expert), each
+  // expert's three, the output weight: consecutive runs of equal group numbers.
   std::vector<std::vector<size_t>> groups;
-  for (size_t i = 0; i < p.weights.size(); i += per_layer) {
-    std::vector<size_t> g;
-    for (size_t j = i; j < std::min(p.weights.size(), i + per_layer); ++j) g.push_back(j);
-    groups.push_back(g);
+  for (size_t i = 0; i < p.weights.size(); ++i) {
+    if (i == 0 || p.weights[i].linear->group != p.weights[i - 1].linear->group) groups.emplace_back();
+    groups.back().push_back(i);
   }
   uint32_t domain = 0;
   uint64_t used = 0, largest = 0;

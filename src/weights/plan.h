@@ -6,8 +6,10 @@
 // a window can never map. So weights are cut along N into slices of at most max_slice_bytes, and a
 // domain is filled only while footprints (weights and the matmul scratch of that domain) leave two
 // largest slots of slack for alignment.
-// Resident placement keeps each layer's weights in one domain and fills domains along the forward
-// pass, so a token switches domains once per domain used (plus once back to the first).
+// Resident placement keeps each placement group (model::Linear::group: a dense layer's weights; of a
+// MoE layer, its attention, and each expert's gate/up/down apart — the expert is the unit, so a
+// layer's experts may spread over domains) in one domain and fills domains along the forward pass,
+// so a dense token switches domains once per domain used (plus once back to the first).
 #pragma once
 
 #include <cstdint>

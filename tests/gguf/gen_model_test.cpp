@@ -55,23 +55,37 @@ Shapes expected_shapes(const ModelSpec& s) {
     }
     m[b + "attn_output.weight"] = {q, e};
     m[b + "ffn_norm.weight"] = {e};
-    if (phi3) {
+    if (s.n_expert > 0) {  // llama.cpp's LLM_TENSOR_FFN_GATE_INP / _EXPS / _SHEXP
+      const uint64_t x = uint64_t(s.n_expert);
+      const uint64_t fe = s.arch == "llama" ? ff : s.n_ff_exp > 0 ? uint64_t(s.n_ff_exp) : ff / uint64_t(s.n_expert_used);
+      m[b + "ffn_gate_inp.weight"] = {e, x};
+      m[b + "ffn_gate_exps.weight"] = {e, fe, x};
+      m[b + "ffn_up_exps.weight"] = {e, fe, x};
+      m[b + "ffn_down_exps.weight"] = {fe, e, x};
+      if (s.arch == "qwen2moe") {
+        const uint64_t sh = s.n_ff_shexp > 0 ? uint64_t(s.n_ff_shexp) : ff;
+        m[b + "ffn_gate_inp_shexp.weight"] = {e};
+        m[b + "ffn_gate_shexp.weight"] = {e, sh};
+        m[b + "ffn_up_shexp.weight"] = {e, sh};
+        m[b + "ffn_down_shexp.weight"] = {sh, e};
+      }
+    } else if (phi3) {
       m[b + "ffn_up.weight"] = {e, 2 * ff};  // gate rows, then up rows
     } else {
       m[b + "ffn_gate.weight"] = {e, ff};
       m[b + "ffn_up.weight"] = {e, ff};
     }
-    m[b + "ffn_down.weight"] = {ff, e};
+    if (s.n_expert == 0) m[b + "ffn_down.weight"] = {ff, e};
     if (gemma) {
       m[b + "post_attention_norm.weight"] = {e};
       m[b + "post_ffw_norm.weight"] = {e};
     }
-    if (s.arch == "qwen2") {
+    if (s.arch == "qwen2" || s.arch == "qwen2moe") {
       m[b + "attn_q.bias"] = {q};
       m[b + "attn_k.bias"] = {kv};
       m[b + "attn_v.bias"] = {kv};
     }
-    if (s.arch == "qwen3" || s.arch == "gemma3") {
+    if (s.arch == "qwen3" || s.arch == "qwen3moe" || s.arch == "gemma3") {
       m[b + "attn_q_norm.weight"] = {hd};
       m[b + "attn_k_norm.weight"] = {hd};
     }
@@ -88,7 +102,14 @@ void check_model(const ModelSpec& s, const File& f) {
     auto it = want.find(name);
     ASSERT_NE(it, want.end()) << "unexpected tensor";
     EXPECT_EQ(t.dims, it->second);
-    EXPECT_EQ(t.type, t.dims.size() == 2 ? s.weight_type : quant::Type::F32);
+    const bool router = name.ends_with(".ffn_gate_inp.weight");  // kept f32, as llama.cpp's quantizer does
+    EXPECT_EQ(t.type, t.dims.size() >= 2 && !router ? s.weight_type : quant::Type::F32);
+  }
+  if (s.n_expert > 0) {
+    EXPECT_EQ(f.get_uint(s.arch + ".expert_count"), uint64_t(s.n_expert));
+    EXPECT_EQ(f.get_uint(s.arch + ".expert_used_count"), uint64_t(s.n_expert_used));
+  } else {
+    EXPECT_EQ(f.find(s.arch + ".expert_count"), nullptr);
   }
   const std::string a = s.arch;
   EXPECT_EQ(f.get_string("general.architecture"), a);
@@ -146,7 +167,7 @@ void check_model(const ModelSpec& s, const File& f) {
   EXPECT_TRUE(f.get_bool("tokenizer.ggml.add_bos_token"));
   if (s.tokenizer == "gpt2") {
     EXPECT_NE(f.find("tokenizer.ggml.merges"), nullptr);
-    EXPECT_EQ(f.get_string("tokenizer.ggml.pre"), a == "qwen2" || a == "qwen3" ? "qwen2" : "llama-bpe");
+    EXPECT_EQ(f.get_string("tokenizer.ggml.pre"), a.starts_with("qwen") ? "qwen2" : "llama-bpe");
   } else {
     EXPECT_EQ(f.find("tokenizer.ggml.scores")->as_array("scores", ValueType::FLOAT32).size(),
               size_t(s.n_vocab));

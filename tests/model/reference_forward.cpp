@@ -1,9 +1,11 @@
 #include "reference_forward.h"
 
 #include "reference_kv_rounding.h"
+#include "reference_moe.h"
 
 #include <cmath>
 #include <map>
+#include <memory>
 #include <stdexcept>
 
 #include "gguf/file.h"
@@ -149,8 +151,9 @@ std::vector<std::vector<double>> reference_logits(const std::string& path,
     }
   }
   const double* ff = rope_freqs.data.empty() ? nullptr : rope_freqs.data.data();
-  const bool bias = arch == "qwen2";
-  const bool qk_norm = arch == "qwen3" || gemma3;
+  const bool bias = arch == "qwen2" || arch == "qwen2moe";
+  const bool qk_norm = arch == "qwen3" || arch == "qwen3moe" || gemma3;
+  const bool moe = f.get_uint_or(p + "expert_count", 0) > 0;  // reference_moe.h
 
   // Gemma: sliding-window layers (il % period < period − 1) see the last n_swa keys and rotate with
   // base freq_base_swa (gemma2: default the global base; gemma3: 10000) at scale 1 (gemma3) or the
@@ -196,9 +199,8 @@ std::vector<std::vector<double>> reference_logits(const std::string& path,
   for (int64_t l = 0; l < n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
     std::map<std::string, Tensor> w;
-    for (const char* n : {"attn_norm.weight", "attn_output.weight", "ffn_norm.weight", "ffn_down.weight"}) {
-      w[n] = load(f, b + n);
-    }
+    for (const char* n : {"attn_norm.weight", "attn_output.weight", "ffn_norm.weight"}) w[n] = load(f, b + n);
+    if (!moe) w["ffn_down.weight"] = load(f, b + "ffn_down.weight");
     if (f.find_tensor(b + "attn_qkv.weight")) {
       const Tensor qkv = load(f, b + "attn_qkv.weight");
       w["attn_q.weight"] = rows(qkv, 0, uint64_t(q_dim));
@@ -207,7 +209,9 @@ std::vector<std::vector<double>> reference_logits(const std::string& path,
     } else {
       for (const char* n : {"attn_q.weight", "attn_k.weight", "attn_v.weight"}) w[n] = load(f, b + n);
     }
-    if (phi3) {  // ffn_up: the gate's rows, then the up projection's
+    if (moe) {
+      // reference_moe.h
+    } else if (phi3) {  // ffn_up: the gate's rows, then the up projection's
       const Tensor up = load(f, b + "ffn_up.weight");
       const uint64_t n_ff = up.dims[1] / 2;
       w["ffn_gate.weight"] = rows(up, 0, n_ff);
@@ -224,6 +228,7 @@ std::vector<std::vector<double>> reference_logits(const std::string& path,
     if (gemma) {
       for (const char* n : {"post_attention_norm.weight", "post_ffw_norm.weight"}) w[n] = load(f, b + n);
     }
+    const std::unique_ptr<ReferenceMoe> experts = moe ? std::make_unique<ReferenceMoe>(f, arch, l) : nullptr;
     const bool swa = is_swa(l);
     const double lbase = swa ? base_swa : base, lscale = swa ? scale_swa : scale;
     const Yarn yarn = scaling == "yarn" ? yarn_dims(n_rot, n_ctx_orig, lbase) : Yarn{};
@@ -281,6 +286,10 @@ std::vector<std::vector<double>> reference_logits(const std::string& path,
       norm_add(x[size_t(t)], matvec(w["attn_output.weight"], attn, nullptr),
                gemma ? &w["post_attention_norm.weight"] : nullptr);
       const Vec h = rmsnorm(x[size_t(t)], w["ffn_norm.weight"].data.data(), eps);
+      if (experts) {
+        norm_add(x[size_t(t)], experts->apply(h), nullptr);
+        continue;
+      }
       const Vec g = matvec(w["ffn_gate.weight"], h, nullptr);
       const Vec u = matvec(w["ffn_up.weight"], h, nullptr);
       Vec a(g.size());

@@ -1,4 +1,5 @@
-// A float64 reference forward pass of llama, qwen2, qwen3, gemma2, gemma3 and phi3, written from the
+// A float64 reference forward pass of llama, qwen2, qwen3, gemma2, gemma3, phi3 and the MoE archs (qwen2moe,
+// qwen3moe, Mixtral-style llama: reference_moe.h), written from the
 // equations (and llama.cpp's src/models/<arch>.cpp for what each architecture does) for the tests. It
 // shares no code with the engine's forward pass: it reads the raw metadata keys and tensors itself
 // and does every step in double precision. RoPE angles are pos·scale·base^(−2i/n_rot), divided by

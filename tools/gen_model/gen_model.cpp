@@ -44,7 +44,7 @@ uint64_t fnv1a(std::string_view s) {
   return h;
 }
 
-bool is_matrix(const TensorSpec& t) { return t.dims.size() == 2; }
+bool is_matrix(const TensorSpec& t) { return t.dims.size() >= 2; }  // 2-D, or 3-D experts
 
 enum class Kind { Embedding, Output, Matmul, Norm, Bias };
 
@@ -54,6 +54,39 @@ Kind kind_of(const TensorSpec& t) {
   if (is_matrix(t)) return Kind::Matmul;
   if (t.name.size() > 5 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0) return Kind::Bias;
   return Kind::Norm;
+}
+
+// The shared direction of skewed routing: n_embd elements of mean square 1.
+std::vector<float> routing_direction(const ModelSpec& spec) {
+  Rng rng(spec.seed * 0x9e3779b97f4a7c15ull ^ fnv1a("routing direction"));
+  std::vector<float> d(size_t(spec.n_embd));
+  for (float& x : d) x = std::sqrt(3.0f) * rng.uniform();
+  return d;
+}
+
+// Skewed routing (ModelSpec::routing_skew): token_embd rows += std_dev · d, so the normalized FFN
+// input h carries about d / sqrt(2) and h·d ≈ n_embd / sqrt(2); router row e (expert of rank r in
+// this layer's permutation) += s · 2^(−r) · sqrt(2) / n_embd · d, i.e. its logit rises by ≈ s · 2^(−r).
+void add_routing_skew(const ModelSpec& spec, const TensorSpec& t, float std_dev, std::vector<float>& v) {
+  const bool embd = t.name == "token_embd.weight";
+  const bool router = t.name.size() > 20 && t.name.compare(t.name.size() - 20, 20, ".ffn_gate_inp.weight") == 0;
+  if (!embd && !router) return;
+  const std::vector<float> d = routing_direction(spec);
+  const size_t E = d.size(), rows = v.size() / E;
+  if (embd) {
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t i = 0; i < E; ++i) v[r * E + i] += std_dev * d[i];
+    return;
+  }
+  // This layer's ranks: a Fisher-Yates permutation from the seed and the tensor name.
+  std::vector<int> rank(rows);
+  for (size_t e = 0; e < rows; ++e) rank[e] = int(e);
+  Rng rng(spec.seed * 0x2545f4914f6cdd1dull ^ fnv1a(t.name));
+  for (size_t e = rows; e > 1; --e) std::swap(rank[e - 1], rank[size_t(rng.next() % e)]);
+  for (size_t e = 0; e < rows; ++e) {
+    const float a = spec.routing_skew * std::exp2(-float(rank[e])) * std::sqrt(2.0f) / float(E);
+    for (size_t i = 0; i < E; ++i) v[e * E + i] += a * d[i];
+  }
 }
 
 // Values of one tensor: depend on the seed and the name only (rope_freqs.weight: on the spec's
@@ -95,10 +128,15 @@ std::vector<float> values(const ModelSpec& spec, const TensorSpec& t) {
       for (float& x : v) x = 0.05f * sqrt3 * rng.uniform();
       return v;
     case Kind::Norm:
+      if (t.name.find("ffn_gate_inp_shexp") != std::string::npos) {  // a dot product's weights
+        for (float& x : v) x = inv_sqrt_embd * sqrt3 * rng.uniform();
+        return v;
+      }
       for (float& x : v) x = 1.0f + 0.1f * rng.uniform();
       return v;
   }
   for (float& x : v) x = std_dev * sqrt3 * rng.uniform();
+  if (spec.routing_skew > 0) add_routing_skew(spec, t, std_dev, v);
   if (spec.layer_scale != 1.0f && (t.name.find(".attn_output.") != std::string::npos ||
                                    t.name.find(".ffn_down.") != std::string::npos)) {
     const int layer = std::atoi(t.name.c_str() + 4);  // "blk.<i>."
@@ -116,21 +154,52 @@ std::vector<float> values(const ModelSpec& spec, const TensorSpec& t) {
 std::string default_pre(const ModelSpec& spec) {
   if (!spec.pre.empty()) return spec.pre;
   if (spec.tokenizer == "llama") return "default";
-  return spec.arch == "qwen2" || spec.arch == "qwen3" ? "qwen2" : "llama-bpe";
+  return spec.arch.starts_with("qwen") ? "qwen2" : "llama-bpe";
 }
 
 // What a 2-D weight's row length is called, for messages.
 std::string_view row_field(const std::string& name) {
   if (name.find("attn_output") != std::string::npos) return "n_head * head_dim";
+  if (name.find("ffn_down_exps") != std::string::npos) return "n_ff_exp";
+  if (name.find("ffn_down_shexp") != std::string::npos) return "n_ff_shexp";
   if (name.find("ffn_down") != std::string::npos) return "n_ff";
   return "n_embd";
+}
+
+// The expert fields: counts in range, only on the archs that have experts.
+void validate_moe(const ModelSpec& spec) {
+  const bool moe_arch = spec.arch == "qwen2moe" || spec.arch == "qwen3moe";
+  if (moe_arch && spec.n_expert <= 0) fail("gen_model: ", spec.arch, " needs n_expert > 0");
+  if (spec.n_expert < 0 || spec.n_expert > 1024) {
+    fail("gen_model: n_expert ", spec.n_expert, " is out of range [0, 1024]");
+  }
+  if (spec.n_expert > 0 && !moe_arch && spec.arch != "llama") {
+    fail("gen_model: experts are for llama, qwen2moe and qwen3moe, not ", spec.arch);
+  }
+  if (spec.n_expert > 0 && (spec.n_expert_used < 1 || spec.n_expert_used > spec.n_expert)) {
+    fail("gen_model: n_expert_used ", spec.n_expert_used, " is out of range [1, n_expert = ", spec.n_expert, "]");
+  }
+  if (spec.n_expert > 0 && n_ff_exp_of(spec) < 1) {
+    fail("gen_model: the experts have no rows (n_ff / n_expert_used is 0; set n_ff_exp)");
+  }
+  if (spec.n_ff_exp < 0 || spec.n_ff_shexp < 0 || !(spec.routing_skew >= 0) || !std::isfinite(spec.routing_skew)) {
+    fail("gen_model: n_ff_exp, n_ff_shexp and routing_skew must be finite and not negative");
+  }
+  if (spec.routing_skew > 0 && spec.n_expert == 0) fail("gen_model: routing_skew needs experts");
+  if (spec.arch == "qwen2moe" && spec.head_dim != 0 && spec.head_dim * spec.n_head != spec.n_embd) {
+    fail("gen_model: qwen2moe needs head_dim * n_head == n_embd (llama.cpp's attn_output is n_embd × n_embd)");
+  }
+  if (spec.arch == "qwen2moe" && spec.tied_output) {
+    fail("gen_model: qwen2moe must be untied (llama.cpp requires its output.weight)");
+  }
 }
 
 }  // namespace
 
 std::vector<std::string_view> preset_names() {
   return {"default",  "tiny-llama",  "tiny-qwen2",  "tiny-qwen3", "tiny-spm",
-          "tiny-q4k", "tiny-gemma2", "tiny-gemma3", "tiny-phi3"};
+          "tiny-q4k", "tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-mixtral", "tiny-qwen2moe",
+          "tiny-qwen3moe"};
 }
 
 ModelSpec preset(std::string_view name) {
@@ -188,6 +257,17 @@ ModelSpec preset(std::string_view name) {
     s.n_layer = 3;
     s.longrope = "random";
     s.longrope_orig_ctx = 64;
+  } else if (name == "tiny-mixtral" || name == "tiny-qwen2moe" || name == "tiny-qwen3moe") {
+    s.arch = name == "tiny-mixtral" ? "llama" : name == "tiny-qwen2moe" ? "qwen2moe" : "qwen3moe";
+    s.n_expert = 8;
+    s.n_expert_used = 2;
+    if (s.arch != "llama") {
+      s.n_ff_exp = 64;
+      s.rope_freq_base = 1000000.0f;
+      s.rms_eps = 1e-6f;
+    }
+    if (s.arch == "qwen2moe") s.n_ff_shexp = 128;
+    if (s.arch == "qwen3moe") s.head_dim = 32;
   } else if (name == "tiny-q4k") {
     s.n_embd = 256;
     s.n_ff = 512;
@@ -233,6 +313,17 @@ std::vector<float> llama3_rope_factors(int head_dim, float freq_base, float fact
 
 int n_rot_of(const ModelSpec& spec) { return spec.n_rot != 0 ? spec.n_rot : head_dim_of(spec); }
 
+int n_ff_exp_of(const ModelSpec& spec) {
+  if (spec.n_expert <= 0) return 0;
+  if (spec.arch == "llama") return spec.n_ff;
+  return spec.n_ff_exp > 0 ? spec.n_ff_exp : (spec.n_expert_used > 0 ? spec.n_ff / spec.n_expert_used : 0);
+}
+
+int n_ff_shexp_of(const ModelSpec& spec) {
+  if (spec.arch != "qwen2moe") return 0;
+  return spec.n_ff_shexp > 0 ? spec.n_ff_shexp : spec.n_ff;
+}
+
 int head_dim_of(const ModelSpec& spec) {
   return spec.head_dim != 0 ? spec.head_dim : (spec.n_head > 0 ? spec.n_embd / spec.n_head : 0);
 }
@@ -261,25 +352,38 @@ std::vector<TensorSpec> tensor_specs(const ModelSpec& spec) {
       out.push_back({b + "attn_k.weight", {embd, kv_dim}, wt});
       out.push_back({b + "attn_v.weight", {embd, kv_dim}, wt});
     }
-    if (spec.arch == "qwen2") {
+    if (spec.arch == "qwen2" || spec.arch == "qwen2moe") {
       out.push_back({b + "attn_q.bias", {q_dim}, f32});
       out.push_back({b + "attn_k.bias", {kv_dim}, f32});
       out.push_back({b + "attn_v.bias", {kv_dim}, f32});
     }
-    if (spec.arch == "qwen3" || spec.arch == "gemma3") {
+    if (spec.arch == "qwen3" || spec.arch == "qwen3moe" || spec.arch == "gemma3") {
       out.push_back({b + "attn_q_norm.weight", {hd}, f32});
       out.push_back({b + "attn_k_norm.weight", {hd}, f32});
     }
     out.push_back({b + "attn_output.weight", {q_dim, embd}, wt});
     if (gemma) out.push_back({b + "post_attention_norm.weight", {embd}, f32});
     out.push_back({b + "ffn_norm.weight", {embd}, f32});
-    if (phi3) {
+    if (spec.n_expert > 0) {
+      const uint64_t fe = uint64_t(n_ff_exp_of(spec)), ne = uint64_t(spec.n_expert);
+      out.push_back({b + "ffn_gate_inp.weight", {embd, ne}, f32});
+      out.push_back({b + "ffn_gate_exps.weight", {embd, fe, ne}, wt});
+      out.push_back({b + "ffn_up_exps.weight", {embd, fe, ne}, wt});
+      out.push_back({b + "ffn_down_exps.weight", {fe, embd, ne}, wt});
+      if (spec.arch == "qwen2moe") {
+        const uint64_t sh = uint64_t(n_ff_shexp_of(spec));
+        out.push_back({b + "ffn_gate_inp_shexp.weight", {embd}, f32});
+        out.push_back({b + "ffn_gate_shexp.weight", {embd, sh}, wt});
+        out.push_back({b + "ffn_up_shexp.weight", {embd, sh}, wt});
+        out.push_back({b + "ffn_down_shexp.weight", {sh, embd}, wt});
+      }
+    } else if (phi3) {
       out.push_back({b + "ffn_up.weight", {embd, 2 * ff}, wt});
     } else {
       out.push_back({b + "ffn_gate.weight", {embd, ff}, wt});
       out.push_back({b + "ffn_up.weight", {embd, ff}, wt});
     }
-    out.push_back({b + "ffn_down.weight", {ff, embd}, wt});
+    if (spec.n_expert == 0) out.push_back({b + "ffn_down.weight", {ff, embd}, wt});
     if (gemma) out.push_back({b + "post_ffw_norm.weight", {embd}, f32});
   }
   out.push_back({"output_norm.weight", {embd}, f32});
@@ -288,10 +392,12 @@ std::vector<TensorSpec> tensor_specs(const ModelSpec& spec) {
 }
 
 void validate(const ModelSpec& spec) {
-  const std::string_view archs[] = {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"};
+  const std::string_view archs[] = {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "qwen2moe", "qwen3moe"};
   if (std::find(std::begin(archs), std::end(archs), spec.arch) == std::end(archs)) {
-    fail("gen_model: unknown arch ", quote(spec.arch), " (llama, qwen2, qwen3, gemma2, gemma3, phi3)");
+    fail("gen_model: unknown arch ", quote(spec.arch),
+         " (llama, qwen2, qwen3, gemma2, gemma3, phi3, qwen2moe, qwen3moe)");
   }
+  validate_moe(spec);
   if (spec.arch == "gemma2" && !spec.tied_output) {
     fail("gen_model: gemma2 must be tied (llama.cpp projects gemma2's logits through token_embd)");
   }
@@ -366,7 +472,7 @@ void validate(const ModelSpec& spec) {
   uint64_t total = 0;
   for (const TensorSpec& t : tensor_specs(spec)) {
     uint64_t n = 1;
-    for (uint64_t d : t.dims) n *= d;  // each dim < 2^31 and at most 2 dims: no overflow
+    for (uint64_t d : t.dims) n *= d;  // dims < 2^18 · 2^16 · 2^10 (validated): no overflow
     total += n;
     if (total > kMaxElements) fail("gen_model: the model exceeds ", kMaxElements, " elements");
     if (t.type == spec.weight_type && t.dims[0] % uint64_t(tr.block_size) != 0) {
@@ -404,6 +510,14 @@ void write_model(const ModelSpec& spec, const std::string& path) {
   if (spec.sliding_window > 0) w.add_uint32(a + ".attention.sliding_window", uint32_t(spec.sliding_window));
   if (spec.swa_pattern > 0) w.add_uint32(a + ".attention.sliding_window_pattern", uint32_t(spec.swa_pattern));
   if (spec.rope_freq_base_swa > 0) w.add_float32(a + ".rope.freq_base_swa", spec.rope_freq_base_swa);
+  if (spec.n_expert > 0) {
+    w.add_uint32(a + ".expert_count", uint32_t(spec.n_expert));
+    w.add_uint32(a + ".expert_used_count", uint32_t(spec.n_expert_used));
+    if (a != "llama" && spec.n_ff_exp > 0) w.add_uint32(a + ".expert_feed_forward_length", uint32_t(spec.n_ff_exp));
+    if (a == "qwen2moe" && spec.n_ff_shexp > 0) {
+      w.add_uint32(a + ".expert_shared_feed_forward_length", uint32_t(spec.n_ff_shexp));
+    }
+  }
   if (spec.attn_softcap > 0) w.add_float32(a + ".attn_logit_softcapping", spec.attn_softcap);
   if (spec.final_softcap > 0) w.add_float32(a + ".final_logit_softcapping", spec.final_softcap);
   if (!spec.longrope.empty()) {

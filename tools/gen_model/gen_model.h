@@ -16,7 +16,9 @@
 namespace ork::gen {
 
 struct ModelSpec {
-  // "llama" | "qwen2" (q/k/v biases) | "qwen3" (q/k norms) | "gemma2" | "gemma3" | "phi3"
+  // "llama" | "qwen2" (q/k/v biases) | "qwen3" (q/k norms) | "gemma2" | "gemma3" | "phi3" |
+  // "qwen2moe" (q/k/v biases, experts and a shared expert) | "qwen3moe" (q/k norms, experts);
+  // llama with n_expert > 0 is Mixtral-style
   // (gemma: post-attention/post-FFN norms, GeGLU; gemma3 also q/k norms; gemma2 is always tied;
   // phi3: fused attn_qkv.weight when fused_qkv, ffn_up.weight of 2·n_ff rows, no ffn_gate)
   std::string arch = "llama";
@@ -81,6 +83,19 @@ struct ModelSpec {
   // whose acceptance the scale tunes.
   int scale_layers_from = 0;
   float layer_scale = 1.0f;
+  // Mixture of experts (llama, qwen2moe, qwen3moe; the MoE archs need n_expert > 0): every layer's
+  // FFN is n_expert experts in 3-D tensors ffn_{gate,up,down}_exps, a router ffn_gate_inp (always
+  // f32, as llama.cpp's quantizer leaves it), top-n_expert_used routing.
+  int n_expert = 0;
+  int n_expert_used = 0;
+  int n_ff_exp = 0;    // qwen*moe: expert_feed_forward_length when > 0 (else llama.cpp's default
+                       // n_ff / n_expert_used); llama's experts are always n_ff wide
+  int n_ff_shexp = 0;  // qwen2moe: expert_shared_feed_forward_length when > 0 (else n_ff)
+  // > 0: skewed routing. Every token embedding gets a shared direction d (from the seed), and each
+  // layer's router adds s · 2^(−rank) · d to its experts' rows, ranks a per-layer permutation: the
+  // router logits of the expert of rank r rise by about s · 2^(−r), so a few experts per layer take
+  // most tokens (for the prefetch predictor's tests). 0: the router is random like any matmul.
+  float routing_skew = 0.0f;
 };
 
 // The names preset() accepts.
@@ -89,7 +104,8 @@ std::vector<std::string_view> preset_names();
 // A named spec: "default" (≈1.4 MB: n_vocab 1024, n_embd 128, 4 layers, gpt2 tokenizer, q8_0),
 // "tiny-llama", "tiny-qwen2", "tiny-qwen3", "tiny-spm" (llama tokenizer), "tiny-q4k" (q4_K weights,
 // n_embd 256), "tiny-gemma2", "tiny-gemma3", "tiny-phi3" (3 layers, windows of 8 keys on gemma's
-// sliding-window layers; phi3 with LongRoPE factors). Throws ork::Error listing the names when `name` is unknown.
+// sliding-window layers; phi3 with LongRoPE factors), "tiny-mixtral", "tiny-qwen2moe",
+// "tiny-qwen3moe" (8 experts, 2 used; qwen2moe with a shared expert). Throws ork::Error listing the names when `name` is unknown.
 ModelSpec preset(std::string_view name);
 
 // Llama 3.1's ("llama3" rope scaling) frequency factors for the head_dim/2 rotated pairs, as
@@ -101,6 +117,10 @@ ModelSpec preset(std::string_view name);
 // positive (and high_freq_factor > low_freq_factor).
 std::vector<float> llama3_rope_factors(int head_dim, float freq_base, float factor, float low_freq_factor,
                                        float high_freq_factor, int original_ctx);
+
+// Rows of one expert's gate/up (0 when the spec has no experts), and of the shared expert's.
+int n_ff_exp_of(const ModelSpec& spec);
+int n_ff_shexp_of(const ModelSpec& spec);
 
 // Effective head dimension of a spec (head_dim, or n_embd / n_head when 0).
 int head_dim_of(const ModelSpec& spec);

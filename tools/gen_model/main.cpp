@@ -19,12 +19,16 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ork-gen-model [--preset NAME] [--arch llama|qwen2|qwen3|gemma2|gemma3|phi3] [--type f32|f16|q8_0|...]\n"
+    "usage: ork-gen-model [--preset NAME] [--arch llama|qwen2|qwen3|gemma2|gemma3|phi3|qwen2moe|qwen3moe] [--type f32|f16|q8_0|...]\n"
     "                     [--vocab N] [--embd N] [--layers N] [--heads N] [--kv-heads N] [--ff N]\n"
     "                     [--ctx N] [--head-dim N] [--tokenizer gpt2|llama] [--pre NAME] [--tied|--untied]\n"
     "                     [--rope-freqs none|llama3|random] [--seed S] [--rot N] [--window N]\n"
     "                     [--swa-pattern N] [--longrope-orig N] [--yarn-factor F --yarn-orig N]\n"
-    "                     [--noise F] [--noise-seed S] [--layer-scale S --scale-layers-from L] -o PATH\n"
+    "                     [--noise F] [--noise-seed S] [--layer-scale S --scale-layers-from L]\n"
+    "                     [--experts N --experts-used K [--ff-exp N] [--ff-shexp N] [--routing-skew S]] -o PATH\n"
+    "--experts / --experts-used: a mixture of experts (--arch llama = Mixtral-style, qwen2moe, qwen3moe);\n"
+    "--ff-exp / --ff-shexp: expert and shared-expert widths (qwen*moe); --routing-skew S > 0: the router\n"
+    "prefers a few experts per layer (the expert of rank r gains about S * 2^-r in logit).\n"
     "--window / --swa-pattern: gemma's sliding window and its period; --longrope-orig: phi3's\n"
     "LongRoPE factors with that original context; --rot: rotated dims per head.\n"
     "--noise F adds uniform noise of F x each 2-D weight's standard deviation, drawn from --noise-seed\n"
@@ -32,7 +36,7 @@ constexpr const char* kUsage =
     "--layer-scale S --scale-layers-from L multiplies attn_output and ffn_down of layers >= L by S.\n"    "--rope-freqs writes rope_freqs.weight: llama3 = Llama 3.1's factors (factor 8, low 1, high 4,\n"
     "original context 8192), random = seeded factors in [1/8, 8].\n"
     "Presets: default, tiny-llama, tiny-qwen2, tiny-qwen3, tiny-spm, tiny-q4k, tiny-gemma2, tiny-gemma3,\n"
-    "tiny-phi3. Flags override the preset (default: \"default\").\n"
+    "tiny-phi3, tiny-mixtral, tiny-qwen2moe, tiny-qwen3moe. Flags override the preset (default: \"default\").\n"
     "   or: ork-gen-model --outliers-of IN.gguf --outlier-scale S -o PATH\n"
     "writes IN with 4 outlier channels: their RMSNorm weights times S, the matching input columns of\n"
     "the linears each norm feeds divided by S (the same float function; gen_model/outlier_variant.h).\n"
@@ -96,7 +100,8 @@ int run(int argc, char** argv) {
         "--embd",   "--layers", "--heads",   "--kv-heads", "--ff",      "--ctx",
         "--head-dim", "--tokenizer", "--pre", "--seed", "--rope-freqs", "--rot", "--window",
         "--swa-pattern", "--longrope-orig", "--yarn-factor", "--yarn-orig", "--outliers-of", "--outlier-scale", "--requant-of",
-        "--noise", "--noise-seed", "--layer-scale", "--scale-layers-from"};
+        "--noise", "--noise-seed", "--layer-scale", "--scale-layers-from", "--experts", "--experts-used",
+        "--ff-exp", "--ff-shexp", "--routing-skew"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || a == f;
     if (!known) throw Usage{"unknown flag '" + a + "' (see --help)"};
@@ -180,6 +185,21 @@ int run(int argc, char** argv) {
         throw Usage{"--layer-scale: '" + v + "' is not a finite number"};
       }
       spec.layer_scale = f;
+    } else if (a == "--experts") {
+      spec.n_expert = count(1024);
+    } else if (a == "--experts-used") {
+      spec.n_expert_used = count(1024);
+    } else if (a == "--ff-exp") {
+      spec.n_ff_exp = count(1 << 18);
+    } else if (a == "--ff-shexp") {
+      spec.n_ff_shexp = count(1 << 18);
+    } else if (a == "--routing-skew") {
+      char* end = nullptr;
+      const float f = std::strtof(v.c_str(), &end);
+      if (end == v.c_str() || *end != '\0' || !(f >= 0.0f) || !std::isfinite(f)) {
+        throw Usage{"--routing-skew: '" + v + "' is not a finite number >= 0"};
+      }
+      spec.routing_skew = f;
     } else if (a == "--scale-layers-from") {
       spec.scale_layers_from = count(1024);
     } else if (a == "--noise-seed") {

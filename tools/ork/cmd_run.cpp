@@ -8,6 +8,7 @@
 
 #include "args.h"
 #include "board_report.h"
+#include "moe_report.h"
 #include "runtime/hybrid_matmul.h"
 #include "sampling_flags.h"
 #include "speculative_flags.h"
@@ -237,6 +238,7 @@ int cmd_run(const std::vector<std::string>& argv) {
                  t.draft_ms, t.verify_ms,
                  t.generated > 0 ? double(t.bytes_streamed) / double(t.generated) / 1e3 : 0.0);
   }
+  if (args.has("--stats") && ctx.moe_stats() != nullptr) print_moe_stats(engine, *ctx.moe_stats());
   if (args.has("--stats")) {
     if (engine.plan() == nullptr) {
       std::fprintf(stderr, "ork: residency: none (the CPU computes from the GGUF mapping)\n");

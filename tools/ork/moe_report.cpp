@@ -1,0 +1,32 @@
+#include "moe_report.h"
+
+#include <cstdio>
+#include <string>
+
+#include "weights/plan.h"
+
+namespace ork::cli {
+
+void print_moe_stats(const runtime::Engine& engine, const model::MoeStats& s) {
+  const model::Config& c = engine.model().config();
+  const double tokens = c.n_layer > 0 ? double(s.layer_tokens) / double(c.n_layer) : 0.0;
+  uint64_t slices = 0;
+  for (const model::LayerWeights& l : engine.model().weights().layers) slices += 3 * l.exp_gate.size();
+  std::string where = "on the CPU";
+  if (const weights::Plan* p = engine.plan(); p != nullptr) {
+    where = p->mode == weights::Residency::kResident
+                ? "resident in " + std::to_string(p->domains_used) + " IOMMU domain(s)"
+                : "streamed through one domain";
+  }
+  std::fprintf(stderr,
+               "ork: experts: %lld per layer, %lld used; %llu expert products for %.0f tokens x %lld layers; "
+               "expert weights read %.1f KB per token (only the experts that ran); decode expert guess hit "
+               "rate %.1f%% (%lld slots per layer; always-miss baseline 0%%), %llu wasted guesses; %llu expert "
+               "slices %s\n",
+               (long long)c.n_expert, (long long)c.n_expert_used, (unsigned long long)s.expert_runs, tokens,
+               (long long)c.n_layer, tokens > 0 ? double(s.expert_bytes) / tokens / 1e3 : 0.0,
+               100.0 * s.prediction.hit_rate(), (long long)c.n_expert_used,
+               (unsigned long long)s.prediction.wasted(), (unsigned long long)slices, where.c_str());
+}
+
+}  // namespace ork::cli
