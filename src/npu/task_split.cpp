@@ -25,6 +25,7 @@ uint64_t a_block_offset(const SplitPlan& p, int64_t tile, int64_t seg) {
 
 SplitPlan plan_split(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t max_cores) {
   check_dims(m, k, n, "plan_split");
+  ORK_CHECK(d != Dtype::kI4, "plan_split: int4 matmuls are planned by plan_int4 (npu/matmul_int4.h)");
   ORK_CHECK(max_cores >= 1 && max_cores <= 3, "plan_split: cores = ", max_cores, " (1..3)");
   SplitPlan p;
   p.dtype = d;

@@ -28,11 +28,14 @@ struct PlanOptions {
   Residency residency = Residency::kAuto;
   uint64_t budget_bytes = uint64_t(3072) << 20;  // streaming: weight bytes resident at once
   int64_t m_max = 128;                          // rows per device matmul (prefill is chunked)
+  // Device form of every weight: kI8 (int8 per row) or kI4 (weights/packed_int4.h: half the bytes;
+  // its matmuls are int4 tasks, npu/matmul_int4.h, whose scratch is allocated per call).
+  npu::Dtype wtype = npu::Dtype::kI8;
 };
 
 struct Slice {
-  int64_t n0 = 0, n1 = 0;  // rows [n0, n1) of the weight
-  uint64_t bytes = 0;      // packed bytes
+  int64_t n0 = 0, n1 = 0;  // rows [n0, n1) of the weight (n0 a multiple of slice_row_align(wtype))
+  uint64_t bytes = 0;      // packed bytes (of Plan::wtype)
   uint64_t footprint = 0;  // IOVA slot bytes
 };
 
@@ -57,10 +60,11 @@ struct Plan {
   std::vector<int32_t> first_unit;        // [weight] → index of its first unit
   uint32_t domains_used = 0;
   std::vector<uint64_t> domain_bytes;     // weight bytes per domain used
-  std::vector<npu::ScratchNeed> scratch;  // matmul scratch per domain used
+  std::vector<npu::ScratchNeed> scratch;  // matmul scratch per domain used (kI4: what one int4 call allocates)
   uint64_t budget_bytes = 0;              // streaming budget (weights), after fitting the window
   uint64_t max_slice_bytes = 0;
   int64_t m_max = 0;
+  npu::Dtype wtype = npu::Dtype::kI8;     // PlanOptions::wtype
   uint32_t prefetch_slots = 0;            // cores + 1
   std::string reason;                     // why this mode (for --stats and messages)
 

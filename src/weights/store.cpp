@@ -10,6 +10,7 @@
 #include "core/quote.h"
 #include "core/timer.h"
 #include "weights/pack_grouped.h"
+#include "weights/packed_int4.h"
 #include "weights/pack_reader.h"
 #include "weights/pack_writer.h"
 
@@ -37,6 +38,12 @@ Store::Store(const model::Model& model, const StoreOptions& options)
     : model_(model), options_(options) {
   const auto& linears = model_.weights().linears();
   seen_.assign(linears.size(), 0);
+  ORK_CHECK(options_.wtype == npu::Dtype::kI8 || options_.wtype == npu::Dtype::kI4, "weight store: device type ",
+            npu::dtype_name(options_.wtype), " is not i8 or i4");
+  if (options_.wtype == npu::Dtype::kI4 && !options_.persist_path.empty()) {
+    log::warn(options_.persist_path, ": int4 weights are not stored in an .orkpack; packing from the GGUF");
+    options_.persist_path.clear();
+  }
   if (options_.persist_path.empty()) return;
   fingerprint_ = fingerprint_of(model_.file());
   const std::string& path = options_.persist_path;
@@ -120,7 +127,8 @@ size_t Store::index_of(const model::Linear& w) const {
 
 Packed Store::pack(const model::Linear& w) {
   Stopwatch sw;
-  auto host = std::make_shared<PackedHost>(pack_linear_grouped(w, npu::Dtype::kI8, nullptr));
+  auto host = std::make_shared<PackedHost>(options_.wtype == npu::Dtype::kI4 ? pack_linear_i4(w, nullptr)
+                                                                             : pack_linear_grouped(w, npu::Dtype::kI8, nullptr));
   const double ms = sw.elapsed_ms();
   if (options_.evict_src) model_.file().mapping().drop_pages(w.w->offset, w.w->n_bytes);
   {

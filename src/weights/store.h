@@ -50,6 +50,8 @@ struct StoreStats {
 struct StoreOptions {
   std::string persist_path;  // .orkpack to load from / build (ORK_PERSIST, --persist); "" = none
   bool evict_src = false;    // drop a weight's GGUF pages after packing it (ORK_EVICT_SRC)
+  // Device form of the weights: kI8 (pack_linear) or kI4 (pack_linear_i4, weights/packed_int4.h).
+  npu::Dtype wtype = npu::Dtype::kI8;
   // ORK_PERSIST and ORK_EVICT_SRC (flags, applied by the caller afterwards, win).
   static StoreOptions from_env();
 };
