@@ -91,7 +91,7 @@ struct EngineOptions {
   bool evict_src = false;       // drop GGUF pages of packed weights (ORK_EVICT_SRC, --evict-src)
   std::string tokenizer_pre;     // non-empty: overrides tokenizer.ggml.pre (--tokenizer-pre)
   // npu/sim: the device form of the linear weights (runtime/npu_wtype.h; --npu-wtype). i4 needs
-  // schedule npu (the schedule's CPU calls are int8) and packs from the GGUF (no .orkpack yet).
+  // schedule npu (the schedule's CPU calls are int8) and no caller scratch memory (scratch_mem).
   NpuWtype npu_wtype = NpuWtype::kI8;
   // npu/sim: where each linear runs (runtime/schedule.h; --schedule). npu: all on the device.
   Schedule schedule = Schedule::kNpu;

@@ -40,10 +40,6 @@ Store::Store(const model::Model& model, const StoreOptions& options)
   seen_.assign(linears.size(), 0);
   ORK_CHECK(options_.wtype == npu::Dtype::kI8 || options_.wtype == npu::Dtype::kI4, "weight store: device type ",
             npu::dtype_name(options_.wtype), " is not i8 or i4");
-  if (options_.wtype == npu::Dtype::kI4 && !options_.persist_path.empty()) {
-    log::warn(options_.persist_path, ": int4 weights are not stored in an .orkpack; packing from the GGUF");
-    options_.persist_path.clear();
-  }
   if (options_.persist_path.empty()) return;
   fingerprint_ = fingerprint_of(model_.file());
   const std::string& path = options_.persist_path;
@@ -72,7 +68,7 @@ std::shared_ptr<Store::Source> Store::open_source(const std::string& path,
                                                   std::string* stale_note) const {
   auto src = std::make_shared<Source>();
   src->reader = PackReader::open(path);
-  check_pack_source(*src->reader, fingerprint_, npu::Dtype::kI8);
+  check_pack_source(*src->reader, fingerprint_, options_.wtype);
   const auto& linears = model_.weights().linears();
   src->entry.assign(linears.size(), nullptr);
   src->state = std::make_unique<std::atomic<uint8_t>[]>(linears.size());
@@ -82,7 +78,7 @@ std::shared_ptr<Store::Source> Store::open_source(const std::string& path,
     src->state[i].store(kUnknown);
     const model::Linear& l = *linears[i];
     const PackEntry* e = src->reader->find(l.name());
-    if (e != nullptr && e->k == l.k && e->n == l.n && e->dtype == npu::Dtype::kI8) {
+    if (e != nullptr && e->k == l.k && e->n == l.n && e->dtype == options_.wtype) {
       src->entry[i] = e;
       continue;
     }
@@ -90,7 +86,7 @@ std::shared_ptr<Store::Source> Store::open_source(const std::string& path,
       first = e == nullptr ? str_cat("", quote(l.name()), " is missing")
                            : str_cat("", quote(l.name()), " is ", e->n, "x", e->k, " ",
                                      npu::dtype_name(e->dtype), ", the model's is ", l.n, "x",
-                                     l.k, " i8");
+                                     l.k, " ", npu::dtype_name(options_.wtype));
     }
   }
   if (stale > 0 && stale_note != nullptr) {
@@ -102,7 +98,7 @@ std::shared_ptr<Store::Source> Store::open_source(const std::string& path,
 
 void Store::start_writer() {
   try {
-    writer_ = std::make_shared<PackWriter>(options_.persist_path, fingerprint_, npu::Dtype::kI8);
+    writer_ = std::make_shared<PackWriter>(options_.persist_path, fingerprint_, options_.wtype);
   } catch (const Error& e) {
     persist_disabled_ = true;
     log::warn(e.what(), "; not persisting");
@@ -153,10 +149,10 @@ void Store::append(const std::shared_ptr<PackWriter>& writer, const model::Linea
 
 namespace {
 
-// True when every per-row scale of v is finite (f16 packs have none).
+// True when every scale of v is finite (f16 packs have none).
 bool scales_finite(const PackedView& v) {
   if (v.scales == nullptr) return true;
-  for (int64_t r = 0; r < v.n; ++r) {
+  for (int64_t r = 0; r < v.scale_count(); ++r) {
     if (!std::isfinite(v.scales[r])) return false;
   }
   return true;

@@ -3,7 +3,7 @@
 // Without a pack file every get() packs from the GGUF bytes (decode → quantize → tile). With
 // StoreOptions::persist_path (ORK_PERSIST, --persist) the Store is a self-populating .orkpack cache
 // (docs/orkpack.md):
-//  - a valid pack for this model (fingerprint, layout, dtype i8) serves hits straight from its
+//  - a valid pack for this model (fingerprint, layout, dtype = StoreOptions::wtype) serves hits straight from its
 //    mapping (Packed::owner null); each entry's K, N and dtype are checked when the pack is opened
 //    and its checksum the first time the entry is served in this process; a missing, stale or
 //    damaged entry is repacked from the GGUF — a bad file never feeds wrong weights;

@@ -7,11 +7,13 @@
 #include <random>
 #include <thread>
 
+#include "npu/layout_int4.h"
 #include "weights/convert.h"
 #include "weights/hash64.h"
 #include "weights/orkpack_format.h"
 #include "weights/pack_reader.h"
 #include "weights/pack_writer.h"
+#include "weights/packed_int4.h"
 #include "weights/store.h"
 #include "core/error.h"
 #include "weights_test_util.h"
@@ -158,18 +160,52 @@ TEST_F(StorePersist, F16PackIsRejectedAndRepackedAsI8) {
 }
 
 // A pack of packing layout 1 (int8 without the Hadamard rotation) holds other numbers for the same
-// weights: it is reported stale and rebuilt, never served.
-TEST_F(StorePersist, PackOfTheUnrotatedLayoutIsRebuilt) {
-  ASSERT_EQ(kPackLayoutVersion, 2u);
-  run_once(path_);
-  std::vector<uint8_t> b = read_file(path_);
-  put_u32(b.data() + hdr::kLayout, 1);
-  put_u64(b.data() + hdr::kChecksum, hash64(b.data(), hdr::kChecksum));
-  write_file(path_, b);
-  EXPECT_EQ(PackReader::open(path_)->header().layout_version, 1u);  // a well-formed file
-  EXPECT_EQ(run_once(path_).packed, n());
-  EXPECT_EQ(PackReader::open(path_)->header().layout_version, 2u);
-  EXPECT_EQ(run_once(path_).loaded, n());
+// weights, and one of layout 2 (before int4 packs): each is reported stale and rebuilt, never served.
+TEST_F(StorePersist, PacksOfOlderLayoutsAreRebuilt) {
+  ASSERT_EQ(kPackLayoutVersion, 3u);
+  for (uint32_t old : {1u, 2u}) {
+    run_once(path_);
+    std::vector<uint8_t> b = read_file(path_);
+    put_u32(b.data() + hdr::kLayout, old);
+    put_u64(b.data() + hdr::kChecksum, hash64(b.data(), hdr::kChecksum));
+    write_file(path_, b);
+    EXPECT_EQ(PackReader::open(path_)->header().layout_version, old);  // a well-formed file
+    EXPECT_EQ(run_once(path_).packed, n()) << "layout " << old;
+    EXPECT_EQ(PackReader::open(path_)->header().layout_version, 3u);
+    EXPECT_EQ(run_once(path_).loaded, n());
+  }
+}
+
+// int4 weights (--npu-wtype i4) persist too: the first run builds an i4 pack, the second serves
+// every weight from it with the bytes and scales of pack_linear_i4. A pack of the other type is
+// rebuilt, never misread, both ways.
+TEST_F(StorePersist, Int4PacksAreBuiltServedAndNeverConfusedWithInt8) {
+  const auto& ls = model_->weights().linears();
+  std::vector<PackedHost> refs4;
+  for (const model::Linear* l : ls) refs4.push_back(pack_linear_i4(*l, nullptr));
+  auto run_i4 = [&] {
+    StoreOptions o{path_, false};
+    o.wtype = npu::Dtype::kI4;
+    Store s(*model_, o);
+    for (size_t i = 0; i < ls.size(); ++i) {
+      const Packed p = s.get(*ls[i]);
+      EXPECT_EQ(p.view.dtype, npu::Dtype::kI4);
+      EXPECT_TRUE(same_bytes(p.view, refs4[i].view())) << "wrong int4 bytes for " << ls[i]->name();
+    }
+    EXPECT_FALSE(s.building());
+    return s.stats();
+  };
+  run_once(path_);  // an i8 pack
+  EXPECT_EQ(run_i4().packed, n());
+  EXPECT_EQ(PackReader::open(path_)->header().dtype, npu::Dtype::kI4);
+  const PackEntry& e = *PackReader::open(path_)->find(ls[0]->name());
+  EXPECT_EQ(e.blob_size, npu::packed_weight_bytes_i4(ls[0]->n, ls[0]->k));
+  EXPECT_EQ(e.scale_size, 4 * uint64_t(ls[0]->n * i4_groups(ls[0]->k)));
+  const StoreStats again = run_i4();
+  EXPECT_EQ(again.packed, 0u);
+  EXPECT_EQ(again.loaded, n());
+  EXPECT_EQ(run_once(path_).packed, n());  // back to i8: the i4 pack is rebuilt
+  EXPECT_EQ(PackReader::open(path_)->header().dtype, npu::Dtype::kI8);
 }
 
 TEST_F(StorePersist, OneDamagedEntryRepacksOnlyThatWeightAndHealsTheFile) {
