@@ -81,7 +81,13 @@ TEST_F(NpuInt4Path, TheI4PlanHoldsAboutHalfTheInt8Bytes) {
   ASSERT_GT(b8, 0u);
   EXPECT_LE(double(b4), 0.55 * double(b8)) << b4 << " i4 bytes against " << b8 << " i8";
   EXPECT_GE(double(b4), 0.45 * double(b8));
-  Engine e(options("sim"));
+  Engine e(options("sim")), e8(i8);
+  // What `ork mem` and ork_query_mem report after loading: the device weight bytes per domain.
+  const EngineMemory m4 = e.memory(), m8 = e8.memory();
+  ASSERT_EQ(m4.weight_device_bytes.size(), m8.weight_device_bytes.size());
+  for (size_t d = 0; d < m4.weight_device_bytes.size(); ++d)
+    EXPECT_LE(double(m4.weight_device_bytes[d]), 0.55 * double(m8.weight_device_bytes[d])) << "domain " << d;
+  EXPECT_EQ(m4.weight_bytes, b4);
   for (const weights::WeightPlan& w : e.plan()->weights)
     for (const weights::Slice& s : w.slices) EXPECT_EQ(s.n0 % 64, 0) << w.linear->name();
 }
