@@ -11,6 +11,11 @@
 // the NPU, its matmuls on the CPU's int8 path, or split along N between them, whichever the model
 // prices lowest — the CPU side priced by the same profile's CPU parameters (sim::cost_cpu_matmul_ns),
 // a split by sim::cost_overlapped_ns (both sides sharing ddr_total_gbps).
+// The *_w4a8_g32 phases price `--npu-wtype i4` as ork runs it (runtime/npu_matmul.h): one job per
+// linear of int4 × int4 → int16 tasks (npu::matmul_i4_chunks: 2·M split activation rows, K chunks of
+// 32 columns, one core), each task priced at the int4 MAC rate with its int4 bytes. The
+// *_w4a8_k480 phases price the same tasks with K chunks of 480 columns (what per-row weight scales
+// would allow: 15× fewer tasks); `--npu-wtype i4` does not run that scheme.
 // Usage: board_model [--board-profile FILE]
 #include <algorithm>
 #include <cstdio>
@@ -21,7 +26,9 @@
 #include "bench_util.h"
 #include "core/json.h"
 #include "npu/device.h"
+#include "npu/layout_int4.h"
 #include "npu/matmul.h"
+#include "npu/matmul_int4.h"
 #include "runtime/schedule.h"
 
 using namespace ork;
@@ -132,6 +139,36 @@ Phase price_model(npu::Device& dev, const Shape& s, int64_t m, bool grouped,
   return ph;
 }
 
+// The modeled cost of one W4A8-by-splitting matmul with groups of 32 (an (n × k) int4 weight, m
+// tokens), added `times` times to `ph`.
+void price_i4(npu::Device& dev, int64_t m, int64_t k, int64_t n, int64_t chunk, double times, Phase& ph) {
+  const npu::Buffer w = dev.alloc(npu::packed_weight_bytes_i4(n, k), 0);  // never packed: timing only
+  std::vector<int8_t> a(size_t(2 * m * k), 1);
+  std::vector<int32_t> c(size_t(npu::i4_k_chunks(npu::pad_k(k), chunk) * 2 * m * n));
+  const npu::sim::SimStats before = dev.sim_kernel()->stats();
+  npu::matmul_i4_chunks(dev, w, a.data(), 2 * m, k, n, chunk, c.data());
+  const npu::sim::SimStats after = dev.sim_kernel()->stats();
+  ph.ns += times * (after.modeled_ns - before.modeled_ns);
+  ph.submits += times * double(after.submits - before.submits);
+  ph.tasks += times * double(after.tasks - before.tasks);
+  ph.ddr += times * double(after.modeled_ddr_bytes - before.modeled_ddr_bytes);
+  ph.switches += times * double(after.domain_switches - before.domain_switches);
+  for (int i = 0; i < 3; ++i) ph.busy[i] += times * (after.modeled_core_busy_ns[i] - before.modeled_core_busy_ns[i]);
+}
+
+Phase price_model_i4(npu::Device& dev, const Shape& s, int64_t m, int64_t chunk) {
+  Phase ph;
+  const int64_t q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
+  const double L = double(s.layers);
+  price_i4(dev, m, s.hidden, q, chunk, L, ph);
+  price_i4(dev, m, s.hidden, kv, chunk, 2 * L, ph);
+  price_i4(dev, m, s.hidden, s.ff, chunk, 2 * L, ph);
+  price_i4(dev, m, q, s.hidden, chunk, L, ph);
+  price_i4(dev, m, s.ff, s.hidden, chunk, L, ph);
+  price_i4(dev, 1, s.hidden, s.vocab, chunk, 1, ph);
+  return ph;
+}
+
 void write_phase(JsonWriter& j, const Phase& ph, int64_t tokens) {
   j.begin_object();
   j.key("modeled_ms").value(ph.ns / 1e6);
@@ -199,6 +236,12 @@ int main(int argc, char** argv) {
       write_phase(j, price_model(*dev, s, 1, true, &sched), 1);
       j.key("prefill_128_schedule_auto");
       write_phase(j, price_model(*dev, s, 128, true, &sched), 128);
+      j.key("decode_w4a8_g32");
+      write_phase(j, price_model_i4(*dev, s, 1, 32), 1);
+      j.key("prefill_128_w4a8_g32");
+      write_phase(j, price_model_i4(*dev, s, 128, 32), 128);
+      j.key("decode_w4a8_k480");
+      write_phase(j, price_model_i4(*dev, s, 1, 480), 1);
       j.key("rkllm").begin_object();
       j.key("decode_tok_per_s").value(s.rkllm_decode).key("prefill_tok_per_s").value(s.rkllm_prefill);
       j.key("source").value(s.rkllm_source);

@@ -74,6 +74,13 @@ runtime::EngineOptions engine_options(const char* path, const ork_model_options*
       fail_status(ORK_ERR_INVALID_ARG, "kv_type: ", e.what());
     }
   }
+  if (o.npu_wtype != nullptr) {
+    try {
+      eo.npu_wtype = runtime::parse_npu_wtype(o.npu_wtype);
+    } catch (const Error& e) {
+      fail_status(ORK_ERR_INVALID_ARG, "npu_wtype: ", e.what());
+    }
+  }
   if (o.wcache_budget_bytes != 0) eo.wcache_budget_bytes = o.wcache_budget_bytes;
   if (o.persist_path != nullptr) eo.persist_path = o.persist_path;
   eo.npu = npu::DeviceOptions{};

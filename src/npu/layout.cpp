@@ -5,10 +5,17 @@
 
 #include "core/checked.h"
 #include "core/error.h"
+#include "npu/layout_int4.h"
 
 namespace ork::npu {
 
-const char* dtype_name(Dtype d) { return d == Dtype::kI8 ? "i8" : "f16"; }
+const char* dtype_name(Dtype d) { return d == Dtype::kI8 ? "i8" : d == Dtype::kF16 ? "f16" : "i4"; }
+
+namespace {
+void check_not_i4(Dtype d, const char* what) {
+  ORK_CHECK(d != Dtype::kI4, what, ": int4 operands have their own layout (npu/layout_int4.h)");
+}
+}  // namespace
 
 int64_t pad_m(int64_t m) { return m == 1 ? 1 : int64_t(align_up(uint64_t(m), 4)); }
 int64_t pad_k(int64_t k) { return int64_t(align_up(uint64_t(k), kKAlign)); }
@@ -100,6 +107,7 @@ void unpack_c_t(const T* src, int64_t mp, int64_t rows, int64_t cols, T* c, int6
 
 void pack_a(Dtype d, const void* a, int64_t lda, int64_t rows, int64_t cols, int64_t mp, int64_t kp,
             void* dst) {
+  check_not_i4(d, "pack_a");
   ORK_CHECK(rows <= mp && cols <= kp && kp % kKAlign == 0, "pack_a: block ", rows, "x", cols,
             " does not fit padded ", mp, "x", kp);
   if (d == Dtype::kI8)
@@ -110,6 +118,7 @@ void pack_a(Dtype d, const void* a, int64_t lda, int64_t rows, int64_t cols, int
 
 void unpack_a(Dtype d, const void* src, int64_t mp, int64_t kp, int64_t rows, int64_t cols, void* a,
               int64_t lda) {
+  check_not_i4(d, "unpack_a");
   ORK_CHECK(rows <= mp && cols <= kp, "unpack_a: block ", rows, "x", cols, " exceeds ", mp, "x", kp);
   if (d == Dtype::kI8)
     unpack_a_t(static_cast<const int8_t*>(src), mp, rows, cols, d, static_cast<int8_t*>(a), lda);
@@ -130,12 +139,14 @@ int64_t b_index(int64_t n, int64_t k, int64_t np, int64_t kp, Dtype d) {
 }
 
 uint64_t packed_weight_bytes(int64_t n, int64_t k, Dtype d) {
+  if (d == Dtype::kI4) return packed_weight_bytes_i4(n, k);
   check_dims(1, k, n, "packed_weight_bytes");
   return checked_mul(checked_mul(uint64_t(pad_n(n, d)), uint64_t(pad_k(k)), "packed weight"),
                      uint64_t(elt_bytes(d)), "packed weight");
 }
 
 void pack_b(Dtype d, const void* b, int64_t n, int64_t k, void* dst) {
+  check_not_i4(d, "pack_b");
   check_dims(1, k, n, "pack_b");
   if (d == Dtype::kI8)
     pack_b_t(static_cast<const int8_t*>(b), n, k, d, static_cast<int8_t*>(dst));
@@ -144,6 +155,7 @@ void pack_b(Dtype d, const void* b, int64_t n, int64_t k, void* dst) {
 }
 
 void unpack_b(Dtype d, const void* src, int64_t n, int64_t k, void* b) {
+  check_not_i4(d, "unpack_b");
   check_dims(1, k, n, "unpack_b");
   if (d == Dtype::kI8)
     unpack_b_t(static_cast<const int8_t*>(src), n, k, d, static_cast<int8_t*>(b));

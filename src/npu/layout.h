@@ -22,12 +22,16 @@
 
 namespace ork::npu {
 
-enum class Dtype { kI8, kF16 };  // operand type; outputs are int32 / fp32
+// Operand type; outputs are int32 / fp32. kI4 names a weight packed by layout_int4.h (int4 codes,
+// two per byte, K chunks): only packed_weight_bytes, pad_n and dtype_name accept it here; the int8 /
+// fp16 packers and matmuls of this file and matmul.h throw for it (npu/matmul_int4.h runs it).
+enum class Dtype { kI8, kF16, kI4 };
 
-const char* dtype_name(Dtype d);            // "i8" / "f16"
-inline int64_t elt_bytes(Dtype d) { return d == Dtype::kI8 ? 1 : 2; }
-inline int64_t a_c2(Dtype d) { return d == Dtype::kI8 ? 16 : 8; }        // A channel group
-inline int64_t b_n_group(Dtype d) { return d == Dtype::kI8 ? 32 : 16; }  // B kernel group (N align)
+const char* dtype_name(Dtype d);            // "i8" / "f16" / "i4"
+inline int64_t elt_bytes(Dtype d) { return d == Dtype::kI8 ? 1 : 2; }  // i8 / f16 only
+inline int64_t a_c2(Dtype d) { return d == Dtype::kI8 ? 16 : 8; }        // A channel group (i8 / f16)
+// B kernel group (N align): 32 i8, 16 f16, 64 i4.
+inline int64_t b_n_group(Dtype d) { return d == Dtype::kI8 ? 32 : d == Dtype::kF16 ? 16 : 64; }
 
 constexpr int64_t kKAlign = 32;
 constexpr int64_t kKSegmentMax = 8192;  // widest K of one task (CNA_DATA_SIZE1; rknn API segments)
@@ -36,7 +40,7 @@ constexpr int64_t kMaxDim = 1 << 20;  // largest M, K or N accepted
 
 int64_t pad_m(int64_t m);             // 1 → 1, else multiple of 4
 int64_t pad_k(int64_t k);             // multiple of 32
-int64_t pad_n(int64_t n, Dtype d);    // multiple of 32 (i8) / 16 (f16)
+int64_t pad_n(int64_t n, Dtype d);    // multiple of 32 (i8) / 16 (f16) / 64 (i4)
 void check_dims(int64_t m, int64_t k, int64_t n, const char* what);  // 1..kMaxDim each
 
 // ---- A --------------------------------------------------------------------------------------------
@@ -68,7 +72,7 @@ constexpr int64_t k_segment_width(Dtype d) { return d == Dtype::kI8 ? 2048 : 102
 int64_t b_segment_offset(int64_t s, int64_t np, Dtype d);
 int64_t b_segment_width(int64_t s, int64_t kp, Dtype d);
 int64_t k_segments(int64_t kp, Dtype d);
-// Bytes of a packed N×K weight.
+// Bytes of a packed N×K weight (kI4: packed_weight_bytes_i4).
 uint64_t packed_weight_bytes(int64_t n, int64_t k, Dtype d);
 // Packs B (n×k row-major, stride k) into `dst` (packed_weight_bytes(n, k, d) bytes).
 void pack_b(Dtype d, const void* b, int64_t n, int64_t k, void* dst);

@@ -8,6 +8,7 @@
 #include "quant/hadamard.h"
 #include "quant/requant.h"
 #include "quant/requant_int4.h"
+#include "weights/packed_int4.h"
 
 namespace ork::runtime {
 
@@ -37,25 +38,14 @@ std::string Int4Scheme::str() const {
 }
 
 CpuInt4Matmul::Weight CpuInt4Matmul::quantize(const model::Linear& w, const Int4Scheme& scheme, ThreadPool* pool) {
+  // The same function packs the NPU's int4 weights (weights/packed_int4.h): equal codes and scales.
+  weights::QuantizedRowsI4 q =
+      weights::quantize_linear_i4(w, scheme.group > 0 ? scheme.group : w.k, pool);
   Weight r;
-  r.group = scheme.group > 0 && scheme.group < w.k ? scheme.group : w.k;
-  r.groups = quant::int4_groups(w.k, r.group);
-  r.q.resize(size_t(w.n * w.k));
-  r.scales.resize(size_t(w.n * r.groups));
-  const int64_t row_bytes = quant::row_bytes(w.w->type, w.k);
-  auto rows = [&](int64_t begin, int64_t end) {
-    std::vector<float> f(size_t(w.k));
-    for (int64_t i = begin; i < end; ++i) {
-      quant::decode_row(w.w->type, w.w->data + i * row_bytes, f.data(), w.k);
-      quant::hadamard_rotate_rows(f.data(), 1, w.k, quant::int8_rotation_block(w.k));
-      quant::quantize_weights_i4(f.data(), 1, w.k, r.group, r.q.data() + i * w.k, r.scales.data() + i * r.groups);
-    }
-  };
-  if (pool != nullptr) {
-    pool->parallel_for(w.n, 16, rows);
-  } else {
-    rows(0, w.n);
-  }
+  r.group = q.group;
+  r.groups = q.groups;
+  r.q = std::move(q.q);
+  r.scales = std::move(q.scales);
   return r;
 }
 

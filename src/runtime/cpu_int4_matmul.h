@@ -5,7 +5,7 @@
 //   - activations: rotated likewise, then int8 per row (W4A8: on the NPU, split into two int4 rows,
 //     quant/int4_split.h, which gives the same int32 sums) or int4 per row (W4A4);
 //   - per group the exact int32 sum, then y = Σ_g (float(sum_g) · sa) · sw_g (requant_int4.h).
-// The NPU model path does not use int4 yet: this is its reference and the measurement vehicle.
+// The NPU path `--npu-wtype i4` (runtime/npu_matmul.h) computes w4a8-g32 bit for bit like this one.
 // Thread-safety: one matmul at a time (it runs on the pool); the lazy quantization of a weight on
 // first use is guarded by a mutex.
 #pragma once

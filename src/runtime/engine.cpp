@@ -46,14 +46,14 @@ void drop_weights(weights::Plan& p, const std::vector<bool>& drop) {
 uint64_t content_hash(const weights::PackedView& v) {
   const uint64_t h = weights::hash64(v.bytes, size_t(weights::packed_bytes(v.n, v.k, v.dtype)),
                                      uint64_t(v.n) * 1000003u + uint64_t(v.k));
-  return v.scales != nullptr ? weights::hash64(v.scales, size_t(v.n) * sizeof(float), h) : h;
+  return v.scales != nullptr ? weights::hash64(v.scales, size_t(v.scale_count()) * sizeof(float), h) : h;
 }
 
 bool same_content(const weights::PackedView& a, const weights::PackedView& b) {
   if (a.n != b.n || a.k != b.k || a.dtype != b.dtype) return false;
   if ((a.scales == nullptr) != (b.scales == nullptr)) return false;
   if (std::memcmp(a.bytes, b.bytes, size_t(weights::packed_bytes(a.n, a.k, a.dtype))) != 0) return false;
-  return a.scales == nullptr || std::memcmp(a.scales, b.scales, size_t(a.n) * sizeof(float)) == 0;
+  return a.scales == nullptr || std::memcmp(a.scales, b.scales, size_t(a.scale_count()) * sizeof(float)) == 0;
 }
 
 struct SharedWeights {
@@ -150,9 +150,13 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
     dopts.kind = device;
     device_ = npu::Device::open(dopts);
   }
+  const npu::Dtype wtype = resolve_npu_wtype(options.npu_wtype, model_->weights());
+  ORK_CHECK(wtype == npu::Dtype::kI8 || options.schedule == Schedule::kNpu,
+            "--npu-wtype i4 runs every linear on the device: use --schedule npu (the schedule's CPU calls are int8)");
   weights::StoreOptions sopts;
   sopts.persist_path = options.persist_path;
   sopts.evict_src = options.evict_src;
+  sopts.wtype = wtype;
   store_ = std::make_unique<weights::Store>(*model_, sopts);
   weights::PlanOptions popts;
   popts.residency = options.residency;
@@ -162,6 +166,7 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   if (options.share_scratch_with != nullptr && options.share_scratch_with->plan_) {
     popts.taken = weights::window_taken(*options.share_scratch_with->plan_);
   }
+  popts.wtype = wtype;
   plan_ = std::make_unique<weights::Plan>(make_plan(model_->weights(), device_->caps(), popts));
   for (uint32_t d = 0; d < plan_->domains_used && d < plan_->scratch.size(); ++d) {
     const npu::ScratchNeed& n = plan_->scratch[d];
@@ -191,6 +196,10 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   if (options.share_scratch_with != nullptr) {
     scratch_shared_ = true;
     options.share_scratch_with->scratch_shared_ = true;
+  }
+  if (!options.scratch_mem.empty() && wtype == npu::Dtype::kI4) {
+    throw ScratchMemError("scratch memory from the caller: int4 weights allocate their matmul scratch per call "
+                          "(--npu-wtype i4); use i8", 0, 0);
   }
   if (!options.scratch_mem.empty()) import_scratch_mem(options.scratch_mem);
   std::unique_ptr<NpuMatmul> npu_backend;
@@ -386,6 +395,7 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
     if (options.share_scratch_with != nullptr && options.share_scratch_with->plan() != nullptr) {
       popts.taken = weights::window_taken(*options.share_scratch_with->plan());
     }
+    popts.wtype = resolve_npu_wtype(options.npu_wtype, model->weights());
     weights::Plan plan = make_plan(model->weights(), caps, popts);
     mp.window_capacity_bytes = caps.window_bytes;
     for (const weights::WindowTaken& t : popts.taken) mp.window_taken_bytes.push_back(t.footprint);
@@ -402,6 +412,7 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
       weights::StoreOptions sopts;
       sopts.persist_path = options.persist_path;
       sopts.evict_src = options.evict_src;
+      sopts.wtype = popts.wtype;
       weights::Store store(*model, sopts);
       shared = other->identical_weights(*model, store);
       if (!shared.empty()) {

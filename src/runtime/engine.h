@@ -23,6 +23,7 @@
 #include "model/matmul_backend.h"
 #include "model/model.h"
 #include "npu/device.h"
+#include "runtime/npu_wtype.h"
 #include "runtime/schedule.h"
 #include "weights/cache.h"
 #include "weights/modeled_loads.h"
@@ -89,6 +90,9 @@ struct EngineOptions {
   std::string persist_path;     // .orkpack cache (ORK_PERSIST, --persist); "" = none
   bool evict_src = false;       // drop GGUF pages of packed weights (ORK_EVICT_SRC, --evict-src)
   std::string tokenizer_pre;     // non-empty: overrides tokenizer.ggml.pre (--tokenizer-pre)
+  // npu/sim: the device form of the linear weights (runtime/npu_wtype.h; --npu-wtype). i4 needs
+  // schedule npu (the schedule's CPU calls are int8) and no caller scratch memory (scratch_mem).
+  NpuWtype npu_wtype = NpuWtype::kI8;
   // npu/sim: where each linear runs (runtime/schedule.h; --schedule). npu: all on the device.
   Schedule schedule = Schedule::kNpu;
   // Element type of its Contexts' KV caches (--kv-type); unset: kv_type_of() decides.

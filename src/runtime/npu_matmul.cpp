@@ -6,7 +6,11 @@
 #include "core/error.h"
 #include "core/quote.h"
 #include "quant/hadamard.h"
+#include "npu/matmul_int4.h"
+#include "quant/int4_split.h"
 #include "quant/requant.h"
+#include "quant/requant_int4.h"
+#include "weights/packed_int4.h"
 
 namespace ork::runtime {
 
@@ -16,6 +20,8 @@ NpuMatmul::NpuMatmul(npu::Device& device, weights::Cache& cache, weights::Prefet
   if (!scratch_) scratch_ = std::make_shared<npu::MatmulScratch>(device);
   const weights::Plan& plan = cache.plan();
   redirect_.resize(plan.weights.size());
+  // int4 calls allocate their scratch per call (the plan counted it): nothing to reserve.
+  if (plan.wtype == npu::Dtype::kI4) return;
   for (uint32_t d = 0; d < plan.domains_used && d < plan.scratch.size(); ++d) {
     scratch_->reserve(d, plan.scratch[d]);
   }
@@ -60,7 +66,7 @@ bool NpuMatmul::can_split(std::span<const model::Linear* const> ws) {
     const weights::Plan& plan = cache->plan();
     const weights::WeightPlan& wp = plan.weights[size_t(widx)];
     if (plan.mode != weights::Residency::kResident || wp.slices.size() != 1 || w->k != ws[0]->k ||
-        wp.domain != domain) {
+        wp.domain != domain || plan.wtype != npu::Dtype::kI8) {
       return false;
     }
   }
@@ -134,6 +140,28 @@ void NpuMatmul::matmul_group(std::span<const model::Linear* const> ws, const flo
   run_resident_group(ws, x, m, ys, {});
 }
 
+void NpuMatmul::matmul_i4_rows(const model::Linear& w, weights::Cache& cache, int32_t widx,
+                               const weights::Slice& sl, const npu::PackedWeight& pw, int64_t r0, int64_t mc,
+                               float* y) {
+  const int64_t k = w.k, ns = sl.n1 - sl.n0, groups = weights::i4_groups(k);
+  halves_.resize(size_t(2 * mc * k));
+  quant::split_int8_rows_to_int4(xq_.data() + r0 * k, mc, k, halves_.data());
+  r_.resize(size_t(groups * 2 * mc * ns));
+  npu::matmul_i4_chunks(device_, pw.buf, halves_.data(), 2 * mc, k, ns, weights::kNpuI4Group, r_.data());
+  const int32_t* corr = cache.corrections(widx);
+  ORK_CHECK(corr != nullptr, "weight ", quote(w.name()), " has no int4 corrections");
+  c_.resize(size_t(groups * mc * ns));
+  for (int64_t g = 0; g < groups; ++g) {
+    quant::combine_int4_split(r_.data() + g * 2 * mc * ns, mc, ns, corr + g * w.n + sl.n0, c_.data() + g * mc * ns);
+  }
+  ytmp_.resize(size_t(mc * ns));
+  quant::dequantize_i32_groups(c_.data(), groups, mc, ns, sa_.data() + r0, cache.scales(widx) + sl.n0 * groups,
+                               ytmp_.data());
+  for (int64_t i = 0; i < mc; ++i) {
+    std::memcpy(y + (r0 + i) * w.n + sl.n0, ytmp_.data() + i * ns, size_t(ns) * sizeof(float));
+  }
+}
+
 void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {
   const auto [cache_ptr, widx] = source(w);
   weights::Cache& cache = *cache_ptr;
@@ -157,6 +185,10 @@ void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float*
     const int64_t ns = sl.n1 - sl.n0;
     for (int64_t r0 = 0; r0 < m; r0 += plan.m_max) {
       const int64_t mc = std::min(plan.m_max, m - r0);
+      if (lease.weight().dtype == npu::Dtype::kI4) {
+        matmul_i4_rows(w, cache, widx, sl, lease.weight(), r0, mc, y);
+        continue;
+      }
       c_.resize(size_t(mc * ns));
       ytmp_.resize(size_t(mc * ns));
       npu::matmul_i8(device_, *scratch_, lease.weight(), xq_.data() + r0 * k, mc, c_.data());

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/quote.h"
 #include "core/timer.h"
+#include "weights/packed_int4.h"
 
 namespace ork::weights {
 
@@ -14,7 +15,7 @@ Cache::Lease::~Lease() {
 
 Cache::Cache(npu::Device& device, Store& store, const Plan& plan)
     : device_(device), store_(store), plan_(plan), slots_(plan.units.size()),
-      scales_(plan.weights.size()) {}
+      scales_(plan.weights.size()), corrections_(plan.weights.size()) {}
 
 Cache::~Cache() = default;
 
@@ -83,6 +84,8 @@ bool Cache::load_locked(std::unique_lock<std::mutex>& lock, int32_t unit,
   Packed packed;
   try {
     packed = packed_for(u.weight);
+    ORK_CHECK(packed.view.dtype == plan_.wtype, "weight ", quote(wp.linear->name()), " is packed as ",
+              npu::dtype_name(packed.view.dtype), ", the plan is for ", npu::dtype_name(plan_.wtype));
     if (arenas_ != nullptr) buf = (*arenas_)[wp.domain].view(arena_offset_[size_t(unit)], sl.bytes);
     while (!buf) {
       try {
@@ -117,10 +120,11 @@ bool Cache::load_locked(std::unique_lock<std::mutex>& lock, int32_t unit,
     return false;
   }
   if (scales_[size_t(u.weight)].empty()) {
-    scales_[size_t(u.weight)].assign(packed.view.scales, packed.view.scales + packed.view.n);
+    scales_[size_t(u.weight)].assign(packed.view.scales, packed.view.scales + packed.view.scale_count());
+    if (packed.view.dtype == npu::Dtype::kI4) corrections_[size_t(u.weight)] = int4_split_corrections(packed.view);
   }
   slot.weight = std::make_unique<npu::PackedWeight>(
-      npu::PackedWeight{std::move(buf), sl.n1 - sl.n0, wp.linear->k, npu::Dtype::kI8});
+      npu::PackedWeight{std::move(buf), sl.n1 - sl.n0, wp.linear->k, packed.view.dtype});
   slot.loading = false;
   slot.last_use = ++tick_;
   stats_.resident_bytes += sl.bytes;
@@ -229,6 +233,12 @@ void Cache::release(int32_t unit) {
 const float* Cache::scales(int32_t weight) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return scales_[size_t(weight)].data();
+}
+
+const int32_t* Cache::corrections(int32_t weight) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::vector<int32_t>& c = corrections_[size_t(weight)];
+  return c.empty() ? nullptr : c.data();
 }
 
 uint64_t Cache::load_count(int32_t unit) const {

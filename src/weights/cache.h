@@ -78,8 +78,12 @@ class Cache {
   // ones about to be used) or a pinned one; returns false when it cannot load now.
   bool prefetch(int32_t unit, const std::vector<int32_t>& keep);
 
-  // Per-row scales of a weight (Linear::index); valid once any of its units was loaded.
+  // Scales of a weight (Linear::index; PackedView::scale_count() of them: per row for i8, n × groups
+  // for i4); valid once any of its units was loaded.
   const float* scales(int32_t weight) const;
+  // i4 weights: the W4A8-by-splitting corrections, groups × n (int4_split_corrections); valid once
+  // any of its units was loaded. Null for i8.
+  const int32_t* corrections(int32_t weight) const;
 
   bool is_loaded(int32_t unit) const;
   // How many times `unit` was loaded onto the device so far (a changed count: loaded again).
@@ -112,6 +116,7 @@ class Cache {
   std::condition_variable changed_;
   std::vector<Slot> slots_;
   std::vector<std::vector<float>> scales_;
+  std::vector<std::vector<int32_t>> corrections_;  // [weight] i4 only
   uint64_t reserved_bytes_ = 0;  // budget held by loads in flight
   uint64_t tick_ = 0;
   bool warm_ = false;

@@ -28,12 +28,20 @@ Fingerprint fingerprint_of(const gguf::File& file) {
   return f;
 }
 
-uint32_t dtype_code(npu::Dtype d) { return d == npu::Dtype::kI8 ? 0 : 1; }
+uint32_t dtype_code(npu::Dtype d) {
+  switch (d) {
+    case npu::Dtype::kI8: return 0;
+    case npu::Dtype::kF16: return 1;
+    case npu::Dtype::kI4: return 2;
+  }
+  fail("dtype_code: unknown dtype");
+}
 
 npu::Dtype dtype_from_code(uint32_t code, const std::string& what) {
   if (code == 0) return npu::Dtype::kI8;
   if (code == 1) return npu::Dtype::kF16;
-  fail(what, ": unknown dtype code ", code, " (0 = i8, 1 = f16)");
+  if (code == 2) return npu::Dtype::kI4;
+  fail(what, ": unknown dtype code ", code, " (0 = i8, 1 = f16, 2 = i4)");
 }
 
 void put_u32(uint8_t* p, uint32_t v) {

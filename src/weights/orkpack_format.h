@@ -14,9 +14,11 @@ inline constexpr char kPackMagic[8] = {'O', 'R', 'K', 'P', 'K', '0', '1', '\0'};
 inline constexpr uint32_t kPackFormatVersion = 1;
 // Packing rules: int8 rows rotated by the block-Hadamard transform of their K inputs
 // (quant/hadamard.h, int8_rotation_block) before per-row symmetric quantization (quant/requant.h),
-// native B layout with K segments of npu::k_segment_width (npu/layout.h); fp16 RNE, not rotated.
-// Bump when any of these changes (older packs are reported stale and rebuilt). 1: int8 without
-// rotation; 2: rotated, K segments of 8192; 3: K segments of 2048 (int8) / 1024 (fp16).
+// native B layout with K segments of npu::k_segment_width (npu/layout.h); fp16 RNE, not rotated;
+// int4 packs (dtype code 2, weights/packed_int4.h: rotated, int4 per row and group of 32, K chunks
+// of 32, scales n × ceil(K/32)). Bump when any of these changes (older packs are reported stale and
+// rebuilt). 1: int8 without rotation; 2: rotated, K segments of 8192; 3: K segments of 2048 (int8) /
+// 1024 (fp16), and int4 packs.
 inline constexpr uint32_t kPackLayoutVersion = 3;
 inline constexpr uint64_t kPackAlign = 4096;      // blob alignment (pages, DMA)
 inline constexpr uint64_t kPackScaleAlign = 64;   // scales after their blob
@@ -43,7 +45,7 @@ struct Fingerprint {
 // Computes the fingerprint of an opened GGUF (reads its header region and 64 KiB of data).
 Fingerprint fingerprint_of(const gguf::File& file);
 
-// Dtype ↔ file code (0 = i8, 1 = f16).
+// Dtype ↔ file code (0 = i8, 1 = f16, 2 = i4).
 uint32_t dtype_code(npu::Dtype d);
 // Throws ork::Error naming `what` for an unknown code.
 npu::Dtype dtype_from_code(uint32_t code, const std::string& what);

@@ -102,9 +102,9 @@ void PackReader::parse() {
               " (", n, "x", k, " ", npu::dtype_name(e.dtype), ")");
     ORK_CHECK(e.blob_offset <= index_offset && e.blob_size <= index_offset - e.blob_offset, what, ": blob [", e.blob_offset, ", +",
               e.blob_size, ") runs past the entry data (", index_offset, ")");
-    if (e.dtype == npu::Dtype::kI8) {
-      ORK_CHECK(e.scale_size == 4 * uint64_t(e.n), what, ": scale_size ", e.scale_size, " is not ",
-                4 * uint64_t(e.n));
+    const uint64_t want_scales = 4 * uint64_t(PackedView{nullptr, nullptr, e.n, e.k, e.dtype}.scale_count());
+    if (want_scales > 0) {
+      ORK_CHECK(e.scale_size == want_scales, what, ": scale_size ", e.scale_size, " is not ", want_scales);
       ORK_CHECK(e.scale_offset >= kPackDataStart && e.scale_offset % 4 == 0 &&
                     e.scale_offset <= index_offset && e.scale_size <= index_offset - e.scale_offset,
                 what, ": scales [", e.scale_offset, ", +", e.scale_size,
@@ -152,7 +152,7 @@ PackedView PackReader::view(const PackEntry& e) const {
 
 uint64_t entry_checksum(const PackedView& w) {
   const uint64_t h = hash64(w.bytes, size_t(packed_bytes(w.n, w.k, w.dtype)), 0);
-  const size_t scale_bytes = w.scales != nullptr ? size_t(w.n) * 4 : 0;
+  const size_t scale_bytes = w.scales != nullptr ? size_t(w.scale_count()) * 4 : 0;
   return hash64(w.scales, scale_bytes, h);
 }
 

@@ -97,7 +97,7 @@ bool PackWriter::append(std::string_view name, const PackedView& w) {
             ", the pack is ", npu::dtype_name(dtype_));
   ORK_CHECK(!name.empty() && name.size() <= kPackMaxName, tmp_path(), ": entry name of ",
             name.size(), " bytes (1..", kPackMaxName, ")");
-  ORK_CHECK(w.dtype != npu::Dtype::kI8 || w.scales != nullptr, tmp_path(), ": entry ", quote(name),
+  ORK_CHECK(w.dtype == npu::Dtype::kF16 || w.scales != nullptr, tmp_path(), ": entry ", quote(name),
             " has no scales");
   // Checksum outside the lock: it reads the whole blob.
   const uint64_t checksum = entry_checksum(w);
@@ -112,9 +112,9 @@ bool PackWriter::append(std::string_view name, const PackedView& w) {
   r.blob_size = packed_bytes(w.n, w.k, w.dtype);
   r.blob_offset = align_up(end_, kPackAlign);
   uint64_t next = checked_add(r.blob_offset, r.blob_size, "orkpack blob");
-  if (w.dtype == npu::Dtype::kI8) {
+  if (w.scale_count() > 0) {
     r.scale_offset = align_up(next, kPackScaleAlign);
-    r.scale_size = uint64_t(w.n) * 4;
+    r.scale_size = uint64_t(w.scale_count()) * 4;
     next = checked_add(r.scale_offset, r.scale_size, "orkpack scales");
   } else {
     r.scale_offset = r.scale_size = 0;

@@ -4,16 +4,29 @@
 
 #include "core/error.h"
 #include "npu/layout.h"
+#include "npu/layout_int4.h"
 #include "npu/matmul.h"
 #include "quant/decode.h"
 #include "quant/hadamard.h"
 #include "quant/requant.h"
+#include "weights/packed_int4.h"
 
 namespace ork::weights {
 
 uint64_t packed_bytes(int64_t n, int64_t k) { return npu::packed_weight_bytes(n, k, npu::Dtype::kI8); }
 uint64_t packed_bytes(int64_t n, int64_t k, npu::Dtype dtype) {
   return npu::packed_weight_bytes(n, k, dtype);
+}
+
+int64_t slice_row_align(npu::Dtype dtype) { return dtype == npu::Dtype::kI4 ? npu::kI4NGroup : 32; }
+
+int64_t PackedView::scale_count() const {
+  switch (dtype) {
+    case npu::Dtype::kI8: return n;
+    case npu::Dtype::kI4: return n * i4_groups(k);
+    case npu::Dtype::kF16: return 0;
+  }
+  return 0;
 }
 
 QuantizedRows quantize_linear(const model::Linear& w, ThreadPool* pool) {
@@ -50,6 +63,10 @@ PackedHost pack_linear(const model::Linear& w, ThreadPool* pool) {
 
 void copy_rows(const PackedView& w, int64_t n0, int64_t n1, uint8_t* dst) {
   using npu::Dtype;
+  if (w.dtype == Dtype::kI4) {
+    copy_rows_i4(w, n0, n1, dst);
+    return;
+  }
   ORK_CHECK(w.dtype == Dtype::kI8, "copy_rows: the weight is ", npu::dtype_name(w.dtype), ", not i8");
   ORK_CHECK(n0 >= 0 && n0 < n1 && n1 <= w.n && n0 % 32 == 0 && (n1 % 32 == 0 || n1 == w.n),
             "copy_rows: bad row range [", n0, ", ", n1, ") of ", w.n);

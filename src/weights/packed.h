@@ -15,18 +15,22 @@
 namespace ork::weights {
 
 // A non-owning view of packed bytes and scales (from a PackedHost or a mapped .orkpack).
-// dtype kI8 (what the runtime uses): int8 codes + per-row scales. kF16 (ork convert --dtype f16):
-// fp16 bits in the native fp16 B layout, scales null.
+// dtype kI8 (the runtime's default): int8 codes + per-row scales. kI4 (--npu-wtype i4,
+// weights/packed_int4.h): int4 codes in K chunks + scales per row and group of 32 columns. kF16
+// (ork convert --dtype f16): fp16 bits in the native fp16 B layout, scales null.
 struct PackedView {
   const uint8_t* bytes = nullptr;  // packed_bytes(n, k, dtype) bytes, native B layout
-  const float* scales = nullptr;   // [n] per-row scales (kI8); null for kF16
+  const float* scales = nullptr;   // [scale_count()] (kI8: per row; kI4: n × groups); null for kF16
   int64_t n = 0, k = 0;
   npu::Dtype dtype = npu::Dtype::kI8;
+  int64_t scale_count() const;     // kI8: n; kI4: n · ceil(k / 32); kF16: 0
 };
 
-// Bytes of the packed int8 form of an N×K weight (padding included).
+// Bytes of the packed int8 form of an N×K weight (padding included); of the `dtype` form.
 uint64_t packed_bytes(int64_t n, int64_t k);
 uint64_t packed_bytes(int64_t n, int64_t k, npu::Dtype dtype);
+// Rows of a slice of a packed weight start at a multiple of this: 32 (kI8, kF16), 64 (kI4).
+int64_t slice_row_align(npu::Dtype dtype);
 
 // Owns packed bytes and scales.
 struct PackedHost {
@@ -51,9 +55,9 @@ QuantizedRows quantize_linear(const model::Linear& w, ThreadPool* pool);
 PackedHost pack_linear(const model::Linear& w, ThreadPool* pool);
 
 // Writes the native packed layout of rows [n0, n1) of `w` — exactly what packing those rows alone
-// would give — to dst (packed_bytes(n1 - n0, w.k) bytes). n0 must be a multiple of 32 and
-// n1 a multiple of 32 or w.n. A K-segmented weight (K > npu::k_segment_width) is gathered segment by segment.
-// w.dtype must be kI8.
+// would give — to dst (packed_bytes(n1 - n0, w.k, w.dtype) bytes). n0 must be a multiple of
+// slice_row_align(w.dtype) and n1 one too or w.n. A K-segmented weight (K > npu::k_segment_width)
+// is gathered segment by segment. w.dtype must be kI8 or kI4 (copy_rows_i4).
 void copy_rows(const PackedView& w, int64_t n0, int64_t n1, uint8_t* dst);
 
 }  // namespace ork::weights

@@ -5,7 +5,9 @@
 #include "core/checked.h"
 #include "core/error.h"
 #include "core/quote.h"
+#include "npu/matmul_int4.h"
 #include "weights/packed.h"
+#include "weights/packed_int4.h"
 
 namespace ork::weights {
 
@@ -47,18 +49,20 @@ uint64_t iova_footprint(uint64_t bytes) { return npu::iova_slot_bytes(bytes); }
 
 namespace {
 
-// Cuts a weight into N slices of at most max_bytes packed bytes (rows in multiples of 32).
-std::vector<Slice> slice_weight(const model::Linear& w, uint64_t max_bytes) {
-  const uint64_t row_bytes = std::max<uint64_t>(packed_bytes(32, w.k) / 32, 1);
-  int64_t rows = int64_t(max_bytes / row_bytes) / 32 * 32;
-  ORK_CHECK(rows >= 32, "weight ", quote(w.name()), " (K = ", w.k, ") has rows too long for slices of ",
+// Cuts a weight into N slices of at most max_bytes packed bytes (rows in multiples of
+// slice_row_align(wtype)).
+std::vector<Slice> slice_weight(const model::Linear& w, uint64_t max_bytes, npu::Dtype wtype) {
+  const int64_t align = slice_row_align(wtype);
+  const uint64_t row_bytes = std::max<uint64_t>(packed_bytes(align, w.k, wtype) / uint64_t(align), 1);
+  int64_t rows = int64_t(max_bytes / row_bytes) / align * align;
+  ORK_CHECK(rows >= align, "weight ", quote(w.name()), " (K = ", w.k, ") has rows too long for slices of ",
             max_bytes, " bytes");
   std::vector<Slice> out;
   for (int64_t n0 = 0; n0 < w.n; n0 += rows) {
     Slice s;
     s.n0 = n0;
     s.n1 = std::min(w.n, n0 + rows);
-    s.bytes = packed_bytes(s.n1 - s.n0, w.k);
+    s.bytes = packed_bytes(s.n1 - s.n0, w.k, wtype);
     s.footprint = iova_footprint(s.bytes);
     out.push_back(s);
   }
@@ -78,8 +82,20 @@ uint64_t plan_tasks_for(const WeightPlan& w, int64_t m_max, uint32_t cores) {
   return 2 * t;
 }
 
+// What one int4 matmul of a slice allocates for its call (npu::matmul_i4_chunks): the A and C
+// scratch, register commands and task array of W4A8 by splitting (2 · m_max int4 rows).
+npu::ScratchNeed scratch_for_i4(const WeightPlan& w, int64_t m_max) {
+  npu::ScratchNeed need;
+  for (const Slice& s : w.slices) {
+    const npu::Int4Plan p = npu::plan_int4(2 * m_max, w.linear->k, s.n1 - s.n0, kNpuI4Group);
+    need.merge({p.a_bytes, p.c_bytes, p.tasks.size() * npu::kRegcmdStride, p.tasks.size() * sizeof(npu::uapi::Task), 0});
+  }
+  return need;
+}
+
 // The scratch of one weight; plan_tasks add up over the weights of a domain (scratch_add).
-npu::ScratchNeed scratch_for(const WeightPlan& w, int64_t m_max, uint32_t cores) {
+npu::ScratchNeed scratch_for(const WeightPlan& w, int64_t m_max, uint32_t cores, npu::Dtype wtype) {
+  if (wtype == npu::Dtype::kI4) return scratch_for_i4(w, m_max);
   npu::ScratchNeed need;
   for (const Slice& s : w.slices) {
     need.merge(npu::scratch_need(m_max, w.linear->k, s.n1 - s.n0, npu::Dtype::kI8, cores));
@@ -158,7 +174,7 @@ bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why, st
     for (size_t j : g) {
       g_fp += p.weights[j].footprint();
       for (const Slice& s : p.weights[j].slices) g_big = std::max(g_big, s.footprint);
-      scratch_add(g_scratch, scratch_for(p.weights[j], p.m_max, caps.cores));
+      scratch_add(g_scratch, scratch_for(p.weights[j], p.m_max, caps.cores, p.wtype));
     }
     while (!fits(g_fp, g_big, g_scratch)) {
       if (!own && other.footprint == 0) {
@@ -172,7 +188,7 @@ bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why, st
       }
       open(domain);
       g_scratch = {};
-      for (size_t j : g) scratch_add(g_scratch, scratch_for(p.weights[j], p.m_max, caps.cores));
+      for (size_t j : g) scratch_add(g_scratch, scratch_for(p.weights[j], p.m_max, caps.cores, p.wtype));
       p.domain_bytes.push_back(0);
       p.scratch.push_back({});
     }
@@ -201,6 +217,9 @@ Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, con
   Plan p;
   p.m_max = o.m_max;
   p.taken = o.taken;
+  ORK_CHECK(o.wtype == npu::Dtype::kI8 || o.wtype == npu::Dtype::kI4, "device weight type ",
+            npu::dtype_name(o.wtype), " cannot be planned (i8 or i4)");
+  p.wtype = o.wtype;
   p.prefetch_slots = caps.cores + 1;
 
   // Slices of weight i: at most max_slice[i] bytes.
@@ -211,7 +230,7 @@ Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, con
     for (const model::Linear* l : weights.linears()) {
       WeightPlan w;
       w.linear = l;
-      w.slices = slice_weight(*l, max_slice[i++]);
+      w.slices = slice_weight(*l, max_slice[i++], p.wtype);
       p.weights.push_back(std::move(w));
     }
     p.units.clear();
@@ -266,7 +285,7 @@ Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, con
             " bytes is too small for ", slots, " weight slots", beside(o.taken));
   slice_all(std::vector<uint64_t>(n_weights, max_slice));
   npu::ScratchNeed scratch;
-  for (const WeightPlan& w : p.weights) scratch_add(scratch, scratch_for(w, p.m_max, caps.cores));
+  for (const WeightPlan& w : p.weights) scratch_add(scratch, scratch_for(w, p.m_max, caps.cores, p.wtype));
   npu::ScratchNeed both = scratch;  // a shared scratch: the larger of the two needs
   both.merge(other.scratch);
   const uint64_t scratch_fp = scratch_footprint(both);

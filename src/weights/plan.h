@@ -35,11 +35,14 @@ struct PlanOptions {
   // fill only the rest of each window, a stream budget only the rest of its domain's window, and the
   // scratch of a domain is the larger of the two needs. Empty: the device is this model's alone.
   std::vector<WindowTaken> taken;
+  // Device form of every weight: kI8 (int8 per row) or kI4 (weights/packed_int4.h: half the bytes;
+  // its matmuls are int4 tasks, npu/matmul_int4.h, whose scratch is allocated per call).
+  npu::Dtype wtype = npu::Dtype::kI8;
 };
 
 struct Slice {
-  int64_t n0 = 0, n1 = 0;  // rows [n0, n1) of the weight
-  uint64_t bytes = 0;      // packed bytes
+  int64_t n0 = 0, n1 = 0;  // rows [n0, n1) of the weight (n0 a multiple of slice_row_align(wtype))
+  uint64_t bytes = 0;      // packed bytes (of Plan::wtype)
   uint64_t footprint = 0;  // IOVA slot bytes
 };
 
@@ -64,10 +67,11 @@ struct Plan {
   std::vector<int32_t> first_unit;        // [weight] → index of its first unit
   uint32_t domains_used = 0;
   std::vector<uint64_t> domain_bytes;     // weight bytes per domain used
-  std::vector<npu::ScratchNeed> scratch;  // matmul scratch per domain used
+  std::vector<npu::ScratchNeed> scratch;  // matmul scratch per domain used (kI4: what one int4 call allocates)
   uint64_t budget_bytes = 0;              // streaming budget (weights), after fitting the window
   uint64_t max_slice_bytes = 0;
   int64_t m_max = 0;
+  npu::Dtype wtype = npu::Dtype::kI8;     // PlanOptions::wtype
   uint32_t prefetch_slots = 0;            // cores + 1
   std::string reason;                     // why this mode (for --stats and messages)
   std::vector<WindowTaken> taken;         // PlanOptions::taken, as planned beside

@@ -10,6 +10,7 @@
 #include "core/quote.h"
 #include "core/timer.h"
 #include "weights/pack_grouped.h"
+#include "weights/packed_int4.h"
 #include "weights/pack_reader.h"
 #include "weights/pack_writer.h"
 
@@ -37,6 +38,8 @@ Store::Store(const model::Model& model, const StoreOptions& options)
     : model_(model), options_(options) {
   const auto& linears = model_.weights().linears();
   seen_.assign(linears.size(), 0);
+  ORK_CHECK(options_.wtype == npu::Dtype::kI8 || options_.wtype == npu::Dtype::kI4, "weight store: device type ",
+            npu::dtype_name(options_.wtype), " is not i8 or i4");
   if (options_.persist_path.empty()) return;
   fingerprint_ = fingerprint_of(model_.file());
   const std::string& path = options_.persist_path;
@@ -65,7 +68,7 @@ std::shared_ptr<Store::Source> Store::open_source(const std::string& path,
                                                   std::string* stale_note) const {
   auto src = std::make_shared<Source>();
   src->reader = PackReader::open(path);
-  check_pack_source(*src->reader, fingerprint_, npu::Dtype::kI8);
+  check_pack_source(*src->reader, fingerprint_, options_.wtype);
   const auto& linears = model_.weights().linears();
   src->entry.assign(linears.size(), nullptr);
   src->state = std::make_unique<std::atomic<uint8_t>[]>(linears.size());
@@ -75,7 +78,7 @@ std::shared_ptr<Store::Source> Store::open_source(const std::string& path,
     src->state[i].store(kUnknown);
     const model::Linear& l = *linears[i];
     const PackEntry* e = src->reader->find(l.name());
-    if (e != nullptr && e->k == l.k && e->n == l.n && e->dtype == npu::Dtype::kI8) {
+    if (e != nullptr && e->k == l.k && e->n == l.n && e->dtype == options_.wtype) {
       src->entry[i] = e;
       continue;
     }
@@ -83,7 +86,7 @@ std::shared_ptr<Store::Source> Store::open_source(const std::string& path,
       first = e == nullptr ? str_cat("", quote(l.name()), " is missing")
                            : str_cat("", quote(l.name()), " is ", e->n, "x", e->k, " ",
                                      npu::dtype_name(e->dtype), ", the model's is ", l.n, "x",
-                                     l.k, " i8");
+                                     l.k, " ", npu::dtype_name(options_.wtype));
     }
   }
   if (stale > 0 && stale_note != nullptr) {
@@ -95,7 +98,7 @@ std::shared_ptr<Store::Source> Store::open_source(const std::string& path,
 
 void Store::start_writer() {
   try {
-    writer_ = std::make_shared<PackWriter>(options_.persist_path, fingerprint_, npu::Dtype::kI8);
+    writer_ = std::make_shared<PackWriter>(options_.persist_path, fingerprint_, options_.wtype);
   } catch (const Error& e) {
     persist_disabled_ = true;
     log::warn(e.what(), "; not persisting");
@@ -120,7 +123,8 @@ size_t Store::index_of(const model::Linear& w) const {
 
 Packed Store::pack(const model::Linear& w) {
   Stopwatch sw;
-  auto host = std::make_shared<PackedHost>(pack_linear_grouped(w, npu::Dtype::kI8, nullptr));
+  auto host = std::make_shared<PackedHost>(options_.wtype == npu::Dtype::kI4 ? pack_linear_i4(w, nullptr)
+                                                                             : pack_linear_grouped(w, npu::Dtype::kI8, nullptr));
   const double ms = sw.elapsed_ms();
   if (options_.evict_src) model_.file().mapping().drop_pages(w.w->offset, w.w->n_bytes);
   {
@@ -145,10 +149,10 @@ void Store::append(const std::shared_ptr<PackWriter>& writer, const model::Linea
 
 namespace {
 
-// True when every per-row scale of v is finite (f16 packs have none).
+// True when every scale of v is finite (f16 packs have none).
 bool scales_finite(const PackedView& v) {
   if (v.scales == nullptr) return true;
-  for (int64_t r = 0; r < v.n; ++r) {
+  for (int64_t r = 0; r < v.scale_count(); ++r) {
     if (!std::isfinite(v.scales[r])) return false;
   }
   return true;

@@ -3,7 +3,7 @@
 // Without a pack file every get() packs from the GGUF bytes (decode → quantize → tile). With
 // StoreOptions::persist_path (ORK_PERSIST, --persist) the Store is a self-populating .orkpack cache
 // (docs/orkpack.md):
-//  - a valid pack for this model (fingerprint, layout, dtype i8) serves hits straight from its
+//  - a valid pack for this model (fingerprint, layout, dtype = StoreOptions::wtype) serves hits straight from its
 //    mapping (Packed::owner null); each entry's K, N and dtype are checked when the pack is opened
 //    and its checksum the first time the entry is served in this process; a missing, stale or
 //    damaged entry is repacked from the GGUF — a bad file never feeds wrong weights;
@@ -50,6 +50,8 @@ struct StoreStats {
 struct StoreOptions {
   std::string persist_path;  // .orkpack to load from / build (ORK_PERSIST, --persist); "" = none
   bool evict_src = false;    // drop a weight's GGUF pages after packing it (ORK_EVICT_SRC)
+  // Device form of the weights: kI8 (pack_linear) or kI4 (pack_linear_i4, weights/packed_int4.h).
+  npu::Dtype wtype = npu::Dtype::kI8;
   // ORK_PERSIST and ORK_EVICT_SRC (flags, applied by the caller afterwards, win).
   static StoreOptions from_env();
 };

@@ -337,6 +337,36 @@ TEST_F(Api, KvTypeSizesTheCacheAndUnknownNamesAreRefused) {
       << ork_last_error();
 }
 
+// npu_wtype "i4": the device weight bytes ork_query_mem reports per domain are at most 0.55 × the
+// i8 model's; an unknown name is ORK_ERR_INVALID_ARG naming the field.
+TEST_F(Api, Int4DeviceWeightsTakeAboutHalfTheBytes) {
+  const std::string path = make_model("w.gguf", 3);
+  ork_mem_info mem[2];
+  const char* types[2] = {"i8", "i4"};
+  for (int i = 0; i < 2; ++i) {
+    ork_model_options o;
+    ork_model_options_init(&o);
+    o.device = "sim";
+    o.npu_wtype = types[i];
+    ork_model* m = nullptr;
+    ASSERT_EQ(ork_model_load(path.c_str(), &o, &m), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_query_mem(m, nullptr, &mem[i]), ORK_OK) << ork_last_error();
+    ork_model_free(m);
+  }
+  ASSERT_GT(mem[0].weight_bytes, 0u);
+  EXPECT_LE(double(mem[1].weight_bytes), 0.55 * double(mem[0].weight_bytes));
+  ASSERT_EQ(mem[0].n_domains, mem[1].n_domains);
+  for (uint32_t d = 0; d < mem[0].n_domains; ++d)
+    EXPECT_LE(double(mem[1].domains[d].weight_bytes), 0.55 * double(mem[0].domains[d].weight_bytes)) << d;
+  ork_model_options o;
+  ork_model_options_init(&o);
+  o.device = "sim";
+  o.npu_wtype = "int4";
+  ork_model* m = nullptr;
+  EXPECT_EQ(ork_model_load(path.c_str(), &o, &m), ORK_ERR_INVALID_ARG);
+  EXPECT_NE(std::string(ork_last_error()).find("npu_wtype"), std::string::npos) << ork_last_error();
+}
+
 TEST_F(Api, BadInputGivesAStatusAndAMessage) {
   ork_model* m = load(make_model("a.gguf", 1));
   ork_context* c = nullptr;

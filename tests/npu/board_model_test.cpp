@@ -8,7 +8,9 @@
 #include <fstream>
 
 #include "npu/device.h"
+#include "npu/layout_int4.h"
 #include "npu/matmul.h"
+#include "npu/matmul_int4.h"
 #include "npu/sim/board_model.h"
 
 namespace ork::npu {
@@ -28,6 +30,9 @@ TEST(BoardModel, TaskTimeIsTheSlowerOfComputeAndMemoryPlusOverheads) {
   EXPECT_DOUBLE_EQ(c.total_ns, 100000 + 3000);
   one[0] = {TaskWork{true, 1'000'000, 1000}};  // fp16 at half the rate
   EXPECT_DOUBLE_EQ(sim::cost_job(p, one, false).core_busy_ns[0], 2000 + 2000);
+  p.int4_macs_per_cycle = 2000;
+  one[0] = {TaskWork{false, 1'000'000, 1000, /*int4=*/true}};  // int4 at twice the int8 rate
+  EXPECT_DOUBLE_EQ(sim::cost_job(p, one, false).core_busy_ns[0], 2000 + 500);
   one[0] = {TaskWork{false, 1000, 1'000'000}};  // memory-bound: 100 µs at 10 GB/s
   c = sim::cost_job(p, one, true);
   EXPECT_DOUBLE_EQ(c.core_busy_ns[0], 2000 + 100000);
@@ -125,6 +130,35 @@ TEST(BoardModel, TheSimulatorAccountsModeledTimeAndTimingOnlyModelsTheSame) {
     }
   }
   EXPECT_DOUBLE_EQ(modeled[0], modeled[1]);
+}
+
+// The simulator prices an int4 task from its own precision field (CNA_CONV_CON1 = int4): its MACs at
+// int4_macs_per_cycle and its bytes halved (A and B are int4, C int16). A profile that makes compute
+// dominate shows the rate: halving int4_macs_per_cycle doubles each task's compute time.
+TEST(BoardModel, Int4TasksArePricedAtTheInt4RateFromTheirPrecisionField) {
+  const int64_t m = 128, k = 480, n = 4096;  // one task: 128 × 480 × 4096
+  std::vector<int8_t> a(size_t(m * k), 1), b(size_t(n * k), -1);
+  double core_ns[2] = {0, 0};
+  for (int slow = 0; slow < 2; ++slow) {
+    sim::SimOptions o;
+    o.cores = 1;
+    o.board.mac_efficiency = 1;
+    o.board.ddr_gbps = 1e6;  // memory never binds
+    o.board.int4_macs_per_cycle = slow ? 1024 : 2048;
+    auto dev = Device::open_sim(o);
+    Buffer wb = dev->alloc(packed_weight_bytes_i4(n, k), 0);
+    pack_b_i4(b.data(), n, k, wb.host());
+    wb.sync_to_device();
+    std::vector<int32_t> c(size_t(m * n));
+    matmul_i4(*dev, wb, a.data(), m, k, n, c.data());
+    EXPECT_EQ(c[0], -k);
+    const sim::SimStats s = dev->sim_kernel()->stats();
+    EXPECT_EQ(s.modeled_ddr_bytes, uint64_t(m * k / 2 + n * k / 2 + m * n * 2));
+    core_ns[slow] = s.modeled_core_busy_ns[0] - o.board.task_us * 1e3;
+  }
+  const double macs = double(m) * k * n;
+  EXPECT_NEAR(core_ns[0], macs / 2048.0, 1.0);  // ns at 1 GHz
+  EXPECT_NEAR(core_ns[1], 2 * core_ns[0], 1.0);
 }
 
 }  // namespace

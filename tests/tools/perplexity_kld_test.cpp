@@ -171,6 +171,24 @@ TEST_F(PerplexityKld, CpuInt4ComparesWithTheBaseAndRefusesBadSchemes) {
   }
 }
 
+// --npu-wtype i4 on the simulated NPU computes what --cpu-int4 w4a8-g32 computes: the same figures
+// against a base; a bad name, or the flag with --device cpu, is one usage line, status 2.
+TEST_F(PerplexityKld, NpuInt4OnTheSimulatorEqualsTheCpuInt4Path) {
+  const std::string base = save_base("exact.kld", "--exact");
+  const OrkResult rc = ork("perplexity -m " + model_ + " --cpu-int4 w4a8-g32 --json -t 2 --kl-divergence " + base);
+  ASSERT_EQ(rc.status, 0) << rc.err;
+  const OrkResult rs = ork("perplexity -m " + model_ + " --device sim --npu-wtype i4 --json -t 2 --kl-divergence " + base);
+  ASSERT_EQ(rs.status, 0) << rs.err;
+  for (const char* key : {"ppl", "kld_mean", "kld_max"})
+    EXPECT_EQ(json_number(rc.out, key), json_number(rs.out, key)) << key << "\n" << rc.out << "\n" << rs.out;
+  for (const char* args : {" --device sim --npu-wtype int4", " --device cpu --npu-wtype i4"}) {
+    const OrkResult bad = ork("perplexity -m " + model_ + " -f " + text_ + " --chunks 1" + args);
+    EXPECT_EQ(bad.status, 2) << args << "\n" << bad.err;
+    EXPECT_NE(bad.err.find("--npu-wtype"), std::string::npos) << bad.err;
+    EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << args << "\n" << bad.err;
+  }
+}
+
 // The trained default model and its outlier variants (ork-gen-model --outliers-of): with the
 // Hadamard rotation the int8 path stays close to the exact CPU run (measured: mean KLD 0.00008,
 // 0.0029 for S = 100; 0.00026 and 0.050 without the rotation, packing layout 1).

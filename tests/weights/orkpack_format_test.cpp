@@ -238,5 +238,12 @@ TEST_F(OrkpackFormat, LockedTmpIsRefused) {
   }
 }
 
+TEST(OrkpackDtypeCodes, EachTypeHasItsCodeAndUnknownCodesAreErrors) {
+  for (npu::Dtype d : {npu::Dtype::kI8, npu::Dtype::kF16, npu::Dtype::kI4})
+    EXPECT_EQ(dtype_from_code(dtype_code(d), "t"), d);
+  EXPECT_EQ(dtype_code(npu::Dtype::kI4), 2u);
+  EXPECT_THROW(dtype_from_code(3, "t"), Error);
+}
+
 }  // namespace
 }  // namespace ork::weights

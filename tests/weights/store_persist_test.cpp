@@ -7,11 +7,13 @@
 #include <random>
 #include <thread>
 
+#include "npu/layout_int4.h"
 #include "weights/convert.h"
 #include "weights/hash64.h"
 #include "weights/orkpack_format.h"
 #include "weights/pack_reader.h"
 #include "weights/pack_writer.h"
+#include "weights/packed_int4.h"
 #include "weights/store.h"
 #include "core/error.h"
 #include "weights_test_util.h"
@@ -157,7 +159,7 @@ TEST_F(StorePersist, F16PackIsRejectedAndRepackedAsI8) {
   EXPECT_EQ(run_once(path_).loaded, n());
 }
 
-// A pack of an older packing layout (1: int8 without the Hadamard rotation; 2: K segments of 8192)
+// A pack of an older packing layout (1: int8 without the Hadamard rotation; 2: K segments of 8192, no int4 packs)
 // holds other bytes for the same weights: it is reported stale and rebuilt, never served.
 TEST_F(StorePersist, PackOfAnOlderLayoutIsRebuilt) {
   ASSERT_EQ(kPackLayoutVersion, 3u);
@@ -173,6 +175,38 @@ TEST_F(StorePersist, PackOfAnOlderLayoutIsRebuilt) {
     EXPECT_EQ(PackReader::open(path_)->header().layout_version, kPackLayoutVersion);
     EXPECT_EQ(run_once(path_).loaded, n());
   }
+}
+
+// int4 weights (--npu-wtype i4) persist too: the first run builds an i4 pack, the second serves
+// every weight from it with the bytes and scales of pack_linear_i4. A pack of the other type is
+// rebuilt, never misread, both ways.
+TEST_F(StorePersist, Int4PacksAreBuiltServedAndNeverConfusedWithInt8) {
+  const auto& ls = model_->weights().linears();
+  std::vector<PackedHost> refs4;
+  for (const model::Linear* l : ls) refs4.push_back(pack_linear_i4(*l, nullptr));
+  auto run_i4 = [&] {
+    StoreOptions o{path_, false};
+    o.wtype = npu::Dtype::kI4;
+    Store s(*model_, o);
+    for (size_t i = 0; i < ls.size(); ++i) {
+      const Packed p = s.get(*ls[i]);
+      EXPECT_EQ(p.view.dtype, npu::Dtype::kI4);
+      EXPECT_TRUE(same_bytes(p.view, refs4[i].view())) << "wrong int4 bytes for " << ls[i]->name();
+    }
+    EXPECT_FALSE(s.building());
+    return s.stats();
+  };
+  run_once(path_);  // an i8 pack
+  EXPECT_EQ(run_i4().packed, n());
+  EXPECT_EQ(PackReader::open(path_)->header().dtype, npu::Dtype::kI4);
+  const PackEntry& e = *PackReader::open(path_)->find(ls[0]->name());
+  EXPECT_EQ(e.blob_size, npu::packed_weight_bytes_i4(ls[0]->n, ls[0]->k));
+  EXPECT_EQ(e.scale_size, 4 * uint64_t(ls[0]->n * i4_groups(ls[0]->k)));
+  const StoreStats again = run_i4();
+  EXPECT_EQ(again.packed, 0u);
+  EXPECT_EQ(again.loaded, n());
+  EXPECT_EQ(run_once(path_).packed, n());  // back to i8: the i4 pack is rebuilt
+  EXPECT_EQ(PackReader::open(path_)->header().dtype, npu::Dtype::kI8);
 }
 
 TEST_F(StorePersist, OneDamagedEntryRepacksOnlyThatWeightAndHealsTheFile) {

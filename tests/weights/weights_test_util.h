@@ -44,7 +44,7 @@ inline bool same_bytes(const PackedView& a, const PackedView& b) {
   const uint64_t nb = packed_bytes(a.n, a.k, a.dtype);
   if (std::memcmp(a.bytes, b.bytes, nb) != 0) return false;
   if ((a.scales == nullptr) != (b.scales == nullptr)) return false;
-  return a.scales == nullptr || std::memcmp(a.scales, b.scales, size_t(a.n) * 4) == 0;
+  return a.scales == nullptr || std::memcmp(a.scales, b.scales, size_t(a.scale_count()) * 4) == 0;
 }
 
 }  // namespace ork::weights::testutil

@@ -20,6 +20,7 @@ constexpr Field kFields[] = {
     {"npu_clock_ghz", &BoardProfile::npu_clock_ghz},
     {"int8_macs_per_cycle", &BoardProfile::int8_macs_per_cycle},
     {"fp16_macs_per_cycle", &BoardProfile::fp16_macs_per_cycle},
+    {"int4_macs_per_cycle", &BoardProfile::int4_macs_per_cycle},
     {"mac_efficiency", &BoardProfile::mac_efficiency},
     {"ddr_gbps", &BoardProfile::ddr_gbps},
     {"submit_us", &BoardProfile::submit_us},
@@ -77,7 +78,8 @@ JobCost cost_job(const BoardProfile& p, const std::array<std::vector<TaskWork>, 
   for (size_t core = 0; core < per_core.size(); ++core) {
     double t = 0;
     for (const TaskWork& w : per_core[core]) {
-      const double rate = (w.fp16 ? p.fp16_macs_per_cycle : p.int8_macs_per_cycle) * p.npu_clock_ghz * p.mac_efficiency;
+      const double per_cycle = w.fp16 ? p.fp16_macs_per_cycle : w.int4 ? p.int4_macs_per_cycle : p.int8_macs_per_cycle;
+      const double rate = per_cycle * p.npu_clock_ghz * p.mac_efficiency;
       const double compute = double(w.macs) / rate;  // MACs per ns
       const double memory = double(w.bytes) / share_bytes_per_ns;
       t += p.task_us * 1e3 + std::max(compute, memory);

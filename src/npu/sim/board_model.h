@@ -4,7 +4,7 @@
 // is not written yet). The simulator's wall clock is never used for board speed.
 //
 // Per task on a core:  t = task_overhead + max(compute, memory)
-//   compute = MACs / (MACs per cycle · clock · mac_efficiency)      (int8 or fp16 rate)
+//   compute = MACs / (MACs per cycle · clock · mac_efficiency)      (int8, int4 or fp16 rate)
 //   memory  = (A + B + C bytes) / (DDR bandwidth / cores active in the job)
 // Per job:  submit_overhead + (domain_switch when the job switched domains) + the slowest core.
 // Thread-safe: pure functions of their arguments.
@@ -24,6 +24,9 @@ struct BoardProfile {
   double npu_clock_ghz = 1.0;
   double int8_macs_per_cycle = 1024;
   double fp16_macs_per_cycle = 512;
+  // int4 × int4 tasks: "2048x3 integer 4 MAC operation per cycle" (RK3588 TRM Part 1 §36.1, beside
+  // "1024x3 integer 8"): twice the int8 rate.
+  double int4_macs_per_cycle = 2048;
   // Fraction of the MAC peak a task sustains once its fixed cost is paid: 0.73 measured for fp16
   // 1024×3840×4096 on one core (device time 42.91 ms); 0.18 for int8 end to end, overheads included
   // (docs/board-model.md). Calibratable.
@@ -71,6 +74,7 @@ struct TaskWork {
   bool fp16 = false;
   uint64_t macs = 0;
   uint64_t bytes = 0;  // A read + B read + C written
+  bool int4 = false;   // an int4 × int4 → int16 task (its precision field; fp16 false)
 };
 
 struct JobCost {

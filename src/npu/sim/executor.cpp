@@ -67,7 +67,7 @@ TaskTail run_stream(AddressSpace& space, RegisterFile& regs, const std::vector<u
       }
       stats.tasks += 1;
       stats.macs += cfg.macs();
-      stats.work.push_back({cfg.fp16, cfg.macs(), a_bytes + b_bytes + c_bytes});
+      stats.work.push_back({cfg.fp16, cfg.macs(), a_bytes + b_bytes + c_bytes, cfg.int4});
       enabled = true;
       continue;
     }

@@ -1,0 +1,129 @@
+// `--npu-wtype i4` through the whole Engine on the simulated NPU: the logits are bit-identical to the
+// CPU int4 path with the same scheme (`--cpu-int4 w4a8-g32`), resident and streamed; the plan holds
+// about half the int8 bytes; auto picks i4 for 4/5-bit sources only; i4 refuses the hybrid schedule.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "gen_model/gen_model.h"
+#include "model/model.h"
+#include "model/temp_dir.h"
+#include "model/test_models.h"
+#include "runtime/context.h"
+#include "runtime/engine.h"
+#include "runtime/npu_wtype.h"
+
+namespace ork::runtime {
+namespace {
+
+class NpuInt4Path : public ::testing::Test {
+ protected:
+  void SetUp() override { gen::write_model(testing::small_q8_model(), dir_.file("m.gguf")); }
+  EngineOptions options(const char* device) {
+    EngineOptions o;
+    o.model_path = dir_.file("m.gguf");
+    o.device = device;
+    o.threads = 2;
+    if (std::strcmp(device, "cpu") == 0) {
+      o.cpu_int4 = "w4a8-g32";
+    } else {
+      o.npu_wtype = NpuWtype::kI4;
+    }
+    return o;
+  }
+  // Logits of a prefill and three decoded tokens.
+  static std::vector<std::vector<float>> logits(Engine& e) {
+    Context ctx(e, 64);
+    std::vector<std::vector<float>> out;
+    out.push_back(ctx.eval_all({1, 7, 300, 42, 5, 99, 250, 3}));
+    for (int32_t t : {11, 12, 13}) {
+      const float* l = ctx.eval({t});
+      out.emplace_back(l, l + ctx.n_vocab());
+    }
+    return out;
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(NpuInt4Path, ResidentAndStreamedLogitsEqualTheCpuInt4PathBitForBit) {
+  Engine cpu(options("cpu"));
+  const auto want = logits(cpu);
+  EngineOptions ro = options("sim");
+  ro.residency = weights::Residency::kResident;
+  Engine resident(ro);
+  EngineOptions so = options("sim");
+  so.residency = weights::Residency::kStream;
+  so.wcache_budget_bytes = 256 << 10;  // a fraction of the ~0.7 MB of int4 weights: evictions
+  Engine streamed(so);
+  ASSERT_EQ(resident.plan()->wtype, npu::Dtype::kI4);
+  ASSERT_EQ(streamed.plan()->mode, weights::Residency::kStream);
+  for (Engine* e : {&resident, &streamed}) {
+    const auto got = logits(*e);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].size(), want[i].size());
+      EXPECT_EQ(std::memcmp(got[i].data(), want[i].data(), got[i].size() * sizeof(float)), 0)
+          << (e == &resident ? "resident" : "streamed") << ", step " << i;
+    }
+  }
+  EXPECT_GT(streamed.residency_stats().evictions, 0u) << "the streamed plan did not stream";
+}
+
+TEST_F(NpuInt4Path, TheI4PlanHoldsAboutHalfTheInt8Bytes) {
+  EngineOptions i8 = options("sim");
+  i8.npu_wtype = NpuWtype::kI8;
+  const MemoryPlan p8 = plan_memory(i8, 64), p4 = plan_memory(options("sim"), 64);
+  uint64_t b8 = 0, b4 = 0;
+  for (uint64_t b : p8.weight_device_bytes) b8 += b;
+  for (uint64_t b : p4.weight_device_bytes) b4 += b;
+  ASSERT_GT(b8, 0u);
+  EXPECT_LE(double(b4), 0.55 * double(b8)) << b4 << " i4 bytes against " << b8 << " i8";
+  EXPECT_GE(double(b4), 0.45 * double(b8));
+  Engine e(options("sim")), e8(i8);
+  // What `ork mem` and ork_query_mem report after loading: the device weight bytes per domain.
+  const EngineMemory m4 = e.memory(), m8 = e8.memory();
+  ASSERT_EQ(m4.weight_device_bytes.size(), m8.weight_device_bytes.size());
+  for (size_t d = 0; d < m4.weight_device_bytes.size(); ++d)
+    EXPECT_LE(double(m4.weight_device_bytes[d]), 0.55 * double(m8.weight_device_bytes[d])) << "domain " << d;
+  EXPECT_EQ(m4.weight_bytes, b4);
+  for (const weights::WeightPlan& w : e.plan()->weights)
+    for (const weights::Slice& s : w.slices) EXPECT_EQ(s.n0 % 64, 0) << w.linear->name();
+}
+
+TEST_F(NpuInt4Path, AutoPicksI4ForFourAndFiveBitSourcesOnly) {
+  gen::ModelSpec q4 = testing::small_q8_model();
+  q4.weight_type = quant::Type::Q4_0;
+  gen::write_model(q4, dir_.file("q4.gguf"));
+  gen::ModelSpec q5k = testing::small_q8_model();
+  q5k.weight_type = quant::Type::Q5_K;
+  gen::write_model(q5k, dir_.file("q5k.gguf"));
+  const auto wtype_of = [&](const std::string& path) {
+    const auto m = model::Model::load(path);
+    return resolve_npu_wtype(NpuWtype::kAuto, m->weights());
+  };
+  EXPECT_EQ(wtype_of(dir_.file("m.gguf")), npu::Dtype::kI8);
+  EXPECT_EQ(wtype_of(dir_.file("q4.gguf")), npu::Dtype::kI4);
+  EXPECT_EQ(wtype_of(dir_.file("q5k.gguf")), npu::Dtype::kI4);
+  EngineOptions o = options("sim");
+  o.model_path = dir_.file("q4.gguf");
+  o.npu_wtype = NpuWtype::kAuto;
+  Engine e(o);
+  EXPECT_EQ(e.plan()->wtype, npu::Dtype::kI4);
+}
+
+TEST_F(NpuInt4Path, RefusesTheHybridScheduleCallerScratchAndBadNames) {
+  EngineOptions o = options("sim");
+  o.schedule = Schedule::kAuto;
+  EXPECT_THROW({ Engine e(o); }, Error);
+  EngineOptions m = options("sim");
+  m.scratch_mem.push_back({-1, 1 << 20});  // int4 calls allocate their own scratch
+  EXPECT_THROW({ Engine e(m); }, ScratchMemError);
+  EXPECT_THROW(parse_npu_wtype("int4"), Error);
+  EXPECT_EQ(parse_npu_wtype("auto"), NpuWtype::kAuto);
+  EXPECT_STREQ(npu_wtype_name(NpuWtype::kI4), "i4");
+}
+
+}  // namespace
+}  // namespace ork::runtime
