@@ -199,7 +199,8 @@ TEST_F(StorePersist, Int4PacksAreBuiltServedAndNeverConfusedWithInt8) {
   run_once(path_);  // an i8 pack
   EXPECT_EQ(run_i4().packed, n());
   EXPECT_EQ(PackReader::open(path_)->header().dtype, npu::Dtype::kI4);
-  const PackEntry& e = *PackReader::open(path_)->find(ls[0]->name());
+  const auto reader = PackReader::open(path_);  // the entry lives in the reader
+  const PackEntry& e = *reader->find(ls[0]->name());
   EXPECT_EQ(e.blob_size, npu::packed_weight_bytes_i4(ls[0]->n, ls[0]->k));
   EXPECT_EQ(e.scale_size, 4 * uint64_t(ls[0]->n * i4_groups(ls[0]->k)));
   const StoreStats again = run_i4();
