@@ -1,7 +1,6 @@
 #include "runtime/cpu_int8_matmul.h"
 
-#include <cstring>
-
+#include "core/copy_block.h"
 #include "core/error.h"
 #include "core/quote.h"
 #include "ops/matmul_w8a8.h"
@@ -34,7 +33,7 @@ void CpuInt8Matmul::matmul_rows(const model::Linear& w, const float* x, int64_t 
   }
   ytmp_.resize(size_t(m * nr));
   ops::matmul_w8a8(pool_, xr, m, w.k, rows, q.scales.data() + n0, nr, ytmp_.data());
-  for (int64_t r = 0; r < m; ++r) std::memcpy(y + r * w.n + n0, ytmp_.data() + r * nr, size_t(nr) * sizeof(float));
+  copy_block(ytmp_.data(), m, nr, y + n0, w.n);
 }
 
 uint64_t CpuInt8Matmul::quantized_bytes() const {

@@ -37,7 +37,7 @@ const Choice& HybridMatmul::decide(std::span<const model::Linear* const> ws, int
       ns.push_back(w->n);
       what += (what.empty() ? "" : "+") + role(w->name());
     }
-    const bool can_split = npu_->can_split(ws);
+    const bool can_split = npu_->runs_as_one_job(ws);
     const Choice c = scheduler_.choose(m, ws[0]->k, ns, can_split);
     if (!can_split && scheduler_.schedule() == Schedule::kAuto) what += " (several slices: not split)";
     // One Decision per (role, m): every layer's Q/K/V share one entry.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/copy_block.h"
 #include "core/error.h"
 #include "core/quote.h"
 #include "quant/hadamard.h"
@@ -58,7 +59,7 @@ std::pair<weights::Cache*, int32_t> NpuMatmul::source(const model::Linear& w) {
   return {&cache_, w.index};
 }
 
-bool NpuMatmul::can_split(std::span<const model::Linear* const> ws) {
+bool NpuMatmul::runs_as_one_job(std::span<const model::Linear* const> ws) {
   const auto [c0, w0] = source(*ws[0]);
   const uint32_t domain = c0->plan().weights[size_t(w0)].domain;
   for (const model::Linear* w : ws) {
@@ -113,9 +114,7 @@ void NpuMatmul::run_resident_group(std::span<const model::Linear* const> ws, con
       }
       ytmp_.resize(size_t(mc * nr));
       quant::dequantize_i32(group_c_[i].data(), mc, nr, sa_.data() + r0, sb, ytmp_.data());
-      for (int64_t r = 0; r < mc; ++r) {
-        std::memcpy(ys[i] + (r0 + r) * n, ytmp_.data() + r * nr, size_t(nr) * sizeof(float));
-      }
+      copy_block(ytmp_.data(), mc, nr, ys[i] + r0 * n, n);
     }
   }
 }
@@ -124,7 +123,7 @@ void NpuMatmul::matmul_rows(std::span<const model::Linear* const> ws, const floa
                             std::span<float* const> ys, std::span<const int64_t> rows) {
   ORK_CHECK(ws.size() == ys.size() && ws.size() == rows.size() && !ws.empty(), "matmul rows: ", ws.size(),
             " weights, ", ys.size(), " outputs, ", rows.size(), " row counts");
-  ORK_CHECK(can_split(ws), "matmul rows: the weights are not resident single slices of one domain");
+  ORK_CHECK(runs_as_one_job(ws), "matmul rows: the weights are not resident single slices of one domain");
   run_resident_group(ws, x, m, ys, rows);
 }
 
@@ -133,7 +132,7 @@ void NpuMatmul::matmul_group(std::span<const model::Linear* const> ws, const flo
   ORK_CHECK(ws.size() == ys.size() && !ws.empty(), "matmul group: ", ws.size(), " weights, ", ys.size(),
             " outputs");
   // One job needs every weight resident (nothing to stream in between), one slice each, one domain.
-  if (ws.size() == 1 || !can_split(ws)) {
+  if (ws.size() == 1 || !runs_as_one_job(ws)) {
     MatmulBackend::matmul_group(ws, x, m, ys);
     return;
   }
@@ -157,9 +156,7 @@ void NpuMatmul::matmul_i4_rows(const model::Linear& w, weights::Cache& cache, in
   ytmp_.resize(size_t(mc * ns));
   quant::dequantize_i32_groups(c_.data(), groups, mc, ns, sa_.data() + r0, cache.scales(widx) + sl.n0 * groups,
                                ytmp_.data());
-  for (int64_t i = 0; i < mc; ++i) {
-    std::memcpy(y + (r0 + i) * w.n + sl.n0, ytmp_.data() + i * ns, size_t(ns) * sizeof(float));
-  }
+  copy_block(ytmp_.data(), mc, ns, y + r0 * w.n + sl.n0, w.n);
 }
 
 void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {
@@ -193,9 +190,7 @@ void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float*
       ytmp_.resize(size_t(mc * ns));
       npu::matmul_i8(device_, *scratch_, lease.weight(), xq_.data() + r0 * k, mc, c_.data());
       quant::dequantize_i32(c_.data(), mc, ns, sa_.data() + r0, sb, ytmp_.data());
-      for (int64_t i = 0; i < mc; ++i) {
-        std::memcpy(y + (r0 + i) * w.n + sl.n0, ytmp_.data() + i * ns, size_t(ns) * sizeof(float));
-      }
+      copy_block(ytmp_.data(), mc, ns, y + r0 * w.n + sl.n0, w.n);
     }
   }
 }

@@ -40,12 +40,13 @@ class NpuMatmul final : public model::MatmulBackend {
   // gate/up); otherwise one matmul after another. Bit-identical to separate matmul() calls.
   void matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
                     std::span<float* const> ys) override;
-  // Whether matmul_rows can run these weights: each one resident slice, all in one domain, same K.
-  bool can_split(std::span<const model::Linear* const> ws);
+  // Whether these weights run as one job (matmul_group's, or matmul_rows' over their first rows):
+  // each one resident int8 slice, all in one domain, same K.
+  bool runs_as_one_job(std::span<const model::Linear* const> ws);
   // The first rows[i] output columns of each ys[i] (row stride ws[i]->n; the other columns are not
   // written), as one job per chunk over the first rows[i] rows of each weight (npu::rows_view);
   // rows[i] a multiple of 32 below ws[i]->n. The same numbers matmul_group writes there. Requires
-  // can_split(ws).
+  // runs_as_one_job(ws).
   void matmul_rows(std::span<const model::Linear* const> ws, const float* x, int64_t m, std::span<float* const> ys,
                    std::span<const int64_t> rows);
   const char* name() const override { return device_.caps().simulated ? "sim" : "npu"; }
@@ -67,7 +68,7 @@ class NpuMatmul final : public model::MatmulBackend {
   };
   // Where weight `w` is read from: its cache (this backend's or a redirect's) and index there.
   std::pair<weights::Cache*, int32_t> source(const model::Linear& w);
-  // One job per chunk over resident single-slice weights (can_split); rows empty: every row.
+  // One job per chunk over resident single-slice weights (runs_as_one_job); rows empty: every row.
   void run_resident_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
                           std::span<float* const> ys, std::span<const int64_t> rows);
   // xq_, sa_ = x (m × k) rotated and quantized per row, as the packed weights were.
