@@ -59,6 +59,16 @@ struct Phase {
   double splits = 0;                   // calls split along N between the NPU and the CPU
 };
 
+// What the simulator accounted between `before` and `after`, added `times` times to `ph`.
+void add_sim_delta(const npu::sim::SimStats& before, const npu::sim::SimStats& after, double times, Phase& ph) {
+  ph.ns += times * (after.modeled_ns - before.modeled_ns);
+  ph.submits += times * double(after.submits - before.submits);
+  ph.tasks += times * double(after.tasks - before.tasks);
+  ph.ddr += times * double(after.modeled_ddr_bytes - before.modeled_ddr_bytes);
+  ph.switches += times * double(after.domain_switches - before.domain_switches);
+  for (int i = 0; i < 3; ++i) ph.busy[i] += times * (after.modeled_core_busy_ns[i] - before.modeled_core_busy_ns[i]);
+}
+
 // The modeled cost of one job of int8 matmuls sharing an (m × k) input, one per entry of `ns` (an
 // (n × k) weight each), added `times` times to `ph`.
 void price(npu::Device& dev, npu::MatmulScratch& scratch, int64_t m, int64_t k, std::vector<int64_t> ns,
@@ -79,12 +89,7 @@ void price(npu::Device& dev, npu::MatmulScratch& scratch, int64_t m, int64_t k, 
   const npu::sim::SimStats before = dev.sim_kernel()->stats();
   npu::run_matmul_group(dev, scratch, wp, a.data(), m, cp);
   const npu::sim::SimStats after = dev.sim_kernel()->stats();
-  ph.ns += times * (after.modeled_ns - before.modeled_ns);
-  ph.submits += times * double(after.submits - before.submits);
-  ph.tasks += times * double(after.tasks - before.tasks);
-  ph.ddr += times * double(after.modeled_ddr_bytes - before.modeled_ddr_bytes);
-  ph.switches += times * double(after.domain_switches - before.domain_switches);
-  for (int i = 0; i < 3; ++i) ph.busy[i] += times * (after.modeled_core_busy_ns[i] - before.modeled_core_busy_ns[i]);
+  add_sim_delta(before, after, times, ph);
 }
 
 // Where `--schedule auto` runs the job: on the NPU (priced by the simulator), its matmuls on the CPU,
@@ -148,12 +153,7 @@ void price_i4(npu::Device& dev, int64_t m, int64_t k, int64_t n, int64_t chunk, 
   const npu::sim::SimStats before = dev.sim_kernel()->stats();
   npu::matmul_i4_chunks(dev, w, a.data(), 2 * m, k, n, chunk, c.data());
   const npu::sim::SimStats after = dev.sim_kernel()->stats();
-  ph.ns += times * (after.modeled_ns - before.modeled_ns);
-  ph.submits += times * double(after.submits - before.submits);
-  ph.tasks += times * double(after.tasks - before.tasks);
-  ph.ddr += times * double(after.modeled_ddr_bytes - before.modeled_ddr_bytes);
-  ph.switches += times * double(after.domain_switches - before.domain_switches);
-  for (int i = 0; i < 3; ++i) ph.busy[i] += times * (after.modeled_core_busy_ns[i] - before.modeled_core_busy_ns[i]);
+  add_sim_delta(before, after, times, ph);
 }
 
 Phase price_model_i4(npu::Device& dev, const Shape& s, int64_t m, int64_t chunk) {

@@ -66,7 +66,8 @@ inline int64_t b_index_in_segment(int64_t n, int64_t k, int64_t ks, Dtype d) {
 // Element index of B[n][k] in the whole packed weight (segments of k_segment_width(d) columns).
 int64_t b_index(int64_t n, int64_t k, int64_t np, int64_t kp, Dtype d);
 // Columns of a full K segment: 2048 (int8), 1024 (fp16) — the widest multiple of 32 at which
-// kPrefillTileRows rows of A fit the CBUF beside a weight atom (tested: tests/npu/cbuf_budget_test).
+// kPrefillTileRows rows of A fit the CBUF beside a weight atom (cbuf_budget.h; tested by
+// LayoutTest.SegmentWidthLetsOnePrefillTileTakeEveryRow).
 constexpr int64_t k_segment_width(Dtype d) { return d == Dtype::kI8 ? 2048 : 1024; }
 // Byte offset of K segment `s` in the packed weight; its width in columns; the segment count.
 int64_t b_segment_offset(int64_t s, int64_t np, Dtype d);

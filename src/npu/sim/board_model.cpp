@@ -127,9 +127,13 @@ double cost_overlapped_ns(const BoardProfile& p, const OverlapSide& npu, const O
     const double scale = demand > cap ? cap / demand : 1.0;
     double finish[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
     double next = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < 2; ++i) {
-      if (active[i]) finish[i] = t + st[i].left / (st[i].rate * scale);
-      next = std::min(next, active[i] ? finish[i] : (st[i].done < 0 ? st[i].start : next));
+    for (int i = 0; i < 2; ++i) {  // the next event: a side finishing, or one starting to move data
+      if (active[i]) {
+        finish[i] = t + st[i].left / (st[i].rate * scale);
+        next = std::min(next, finish[i]);
+      } else if (st[i].done < 0) {
+        next = std::min(next, st[i].start);
+      }
     }
     for (int i = 0; i < 2; ++i) {
       if (!active[i]) continue;
