@@ -481,6 +481,10 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
   return mp;
 }
 
+void Engine::wait_prefetch_idle() const {
+  if (prefetcher_) prefetcher_->wait_idle();
+}
+
 EngineMemory Engine::memory() const {
   EngineMemory m;
   if (!plan_) {

@@ -245,6 +245,9 @@ class Engine {
   weights::Cache* cache() { return cache_.get(); }          // null on the CPU
   ResidencyStats residency_stats() const;
   EngineMemory memory() const;
+  // Returns once a streamed plan's prefetcher has no load in flight or pending, so memory() and the
+  // device's counters agree until the next forward pass; at once for a resident plan.
+  void wait_prefetch_idle() const;
   // The schedule's choices and counts; null unless the schedule is auto or cpu on npu/sim.
   const HybridMatmul* hybrid() const { return hybrid_; }
   // The streamed loads in the board model's time; null unless a simulator streams the weights.

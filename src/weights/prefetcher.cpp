@@ -15,6 +15,7 @@ Prefetcher::~Prefetcher() {
     stop_ = true;
   }
   wake_.notify_all();
+  idle_.notify_all();
   thread_.join();
 }
 
@@ -27,16 +28,24 @@ void Prefetcher::advance(int32_t unit) {
   wake_.notify_all();
 }
 
+void Prefetcher::wait_idle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait(lock, [&] { return stop_ || (!busy_ && served_ == generation_); });
+}
+
 void Prefetcher::run() {
   const int32_t n = int32_t(cache_.plan().units.size());
-  uint64_t seen = 0;
   for (;;) {
     int32_t cur;
+    uint64_t seen;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      busy_ = false;
+      idle_.notify_all();
+      wake_.wait(lock, [&] { return stop_ || generation_ != served_; });
       if (stop_) return;
-      seen = generation_;
+      seen = served_ = generation_;
+      busy_ = true;
       cur = current_;
     }
     std::vector<int32_t> keep;

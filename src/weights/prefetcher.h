@@ -26,6 +26,9 @@ class Prefetcher {
 
   // Compute is about to use `unit`: prefetch the `slots` units after it.
   void advance(int32_t unit);
+  // Returns once every advance() so far has been served and no load is in flight, so the Cache and
+  // the device's counters hold still until the next advance() (memory reports).
+  void wait_idle();
 
  private:
   void run();
@@ -33,9 +36,11 @@ class Prefetcher {
   Cache& cache_;
   const uint32_t slots_;
   std::mutex mutex_;
-  std::condition_variable wake_;
+  std::condition_variable wake_, idle_;
   int32_t current_ = -1;
-  uint64_t generation_ = 0;
+  uint64_t generation_ = 0;  // advance() calls
+  uint64_t served_ = 0;      // the generation the worker took last
+  bool busy_ = false;        // the worker is loading for `served_`
   bool stop_ = false;
   std::thread thread_;
 };

@@ -2,6 +2,7 @@
 // evicts least-recently-used units, survives IOVA-wall hits, and cycles gigabytes without leaking.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <thread>
 
 #include "gen_model/gen_model.h"
@@ -116,6 +117,28 @@ TEST_F(CacheTest, ConcurrentPrefetchAndAcquireAgree) {
   }
   const CacheStats s = cache.stats();
   EXPECT_LE(s.peak_resident_bytes, plan.budget_bytes);
+}
+
+// wait_idle returns once the units after the announced one are loaded and nothing is in flight:
+// the cache and the device's counters then hold still until the next advance.
+TEST_F(CacheTest, ConcurrentPrefetcherWaitIdleLeavesNothingInFlight) {
+  auto dev = device(2u << 20, 1);
+  const Plan plan = make_plan(model_->weights(), dev->caps(), {});
+  ASSERT_EQ(plan.mode, Residency::kStream);
+  ASSERT_GE(plan.units.size(), size_t(plan.prefetch_slots) + 2);
+  Cache cache(*dev, *store_, plan);
+  Prefetcher prefetcher(cache, plan.prefetch_slots);
+  prefetcher.wait_idle();  // nothing announced yet: idle at once
+  for (int32_t u : {0, 3, 1}) {
+    prefetcher.advance(u);
+    prefetcher.wait_idle();
+    const CacheStats s = cache.stats();
+    const uint64_t mapped = dev->counters().total_mapped_bytes;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(cache.stats().loads, s.loads) << "a load after wait_idle, unit " << u;
+    EXPECT_EQ(dev->counters().total_mapped_bytes, mapped);
+    EXPECT_GT(cache.load_count(int32_t((u + 1) % plan.units.size())), 0u) << "the next unit was prefetched";
+  }
 }
 
 }  // namespace

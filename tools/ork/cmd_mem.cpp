@@ -117,6 +117,7 @@ int cmd_mem(const std::vector<std::string>& argv) {
   runtime::Engine engine(eo);
   runtime::Context ctx(engine, plan.n_ctx);
   ctx.eval({0});  // one token: the forward scratch exists
+  engine.wait_prefetch_idle();  // the figures below are read while nothing loads
   const runtime::EngineMemory em = engine.memory();
   const runtime::Context::Memory cm = ctx.memory();
   npu::Counters dc{};

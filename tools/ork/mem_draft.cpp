@@ -100,6 +100,7 @@ int mem_with_draft(const Args& args, runtime::EngineOptions target, int64_t n_ct
   runtime::Context tctx(engine, tp.n_ctx), dctx(*draft, tp.n_ctx);
   tctx.eval({0});  // one token each: the forward scratch exists
   dctx.eval({0});
+  engine.wait_prefetch_idle();  // the figures below are read while nothing loads
   const runtime::EngineMemory dm = draft->memory(), tm = engine.memory();
   const npu::Counters dc = engine.device()->counters();
   std::vector<uint64_t> mapped, peak;
