@@ -30,6 +30,12 @@ const float* BatchDecode::step(std::span<Context* const> ctxs, std::span<const i
     std::lock_guard lock(engine_.forward_mutex());
     forward_.eval_batch(seqs_, tokens.data(), logits_.data());
   }
+  if (HostWorkMeter* h = engine_.host_meter()) {
+    npu::sim::HostPass pass;
+    pass.rows = pass.out_rows = pass.sequences = n;
+    for (Context* c : ctxs) pass.key_rows += double(c->n_past_ + 1), pass.loaded_rows += double(c->n_past_ + 1);
+    h->add_pass(pass);
+  }
   for (Context* c : ctxs) ++c->n_past_;
   max_batch_ = std::max(max_batch_, n);
   return logits_.data();

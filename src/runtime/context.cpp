@@ -56,6 +56,7 @@ void Context::run(const int32_t* tokens, const float* embd, int64_t n, bool all,
       } else {
         forward_.eval_embd(cache_, embd + i * n_embd, m, n_past_, all, o);
       }
+      if (HostWorkMeter* h = engine_.host_meter()) h->add_sequence_pass(n_past_, m, all ? m : 1);
       max_batch_ = std::max(max_batch_, m);
       n_past_ += m;
     }

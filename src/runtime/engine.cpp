@@ -221,11 +221,16 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
       }
     }
     npu_backend = std::make_unique<NpuMatmul>(*device_, *cache_, prefetcher_.get(), scratch_);
+    if (device_->sim_kernel() != nullptr) {
+      host_meter_ = std::make_unique<HostWorkMeter>(device_->sim_kernel()->options().board,
+                                                    host_shape_of(model_->config(), kv_type_of(options)));
+    }
     if (device_->sim_kernel() != nullptr && plan_->mode == weights::Residency::kStream) {
       modeled_loads_ = std::make_unique<weights::ModeledLoads>(
           plan_->prefetch_slots, device_->sim_kernel()->options().board.load_gbps);
       npu_backend->model_loads(modeled_loads_.get(), [this] {
-        return device_->sim_kernel()->stats().modeled_ns + (hybrid_ != nullptr ? hybrid_->cpu_modeled_ns() : 0.0);
+        return device_->sim_kernel()->stats().modeled_ns + (hybrid_ != nullptr ? hybrid_->cpu_modeled_ns() : 0.0) +
+               host_meter_->modeled_ns();
       });
     }
     for (const auto& [mine, theirs] : shared) npu_backend->redirect(mine, *other->cache_, theirs);

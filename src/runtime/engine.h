@@ -27,6 +27,7 @@
 #include "runtime/schedule.h"
 #include "weights/cache.h"
 #include "weights/modeled_loads.h"
+#include "runtime/host_work_meter.h"
 #include "weights/plan.h"
 #include "weights/prefetcher.h"
 #include "weights/store.h"
@@ -252,6 +253,9 @@ class Engine {
   const HybridMatmul* hybrid() const { return hybrid_; }
   // The streamed loads in the board model's time; null unless a simulator streams the weights.
   const weights::ModeledLoads* modeled_loads() const { return modeled_loads_.get(); }
+  // The host work of its forward passes in the board model's time; null unless on the simulator.
+  HostWorkMeter* host_meter() { return host_meter_.get(); }
+  const HostWorkMeter* host_meter() const { return host_meter_.get(); }
 
   // Held by Context::eval around each forward pass.
   std::mutex& forward_mutex() { return *forward_mutex_; }
@@ -282,6 +286,7 @@ class Engine {
   std::unique_ptr<weights::Cache> cache_;
   std::unique_ptr<weights::Prefetcher> prefetcher_;
   std::unique_ptr<weights::ModeledLoads> modeled_loads_;
+  std::unique_ptr<HostWorkMeter> host_meter_;
   std::unique_ptr<model::MatmulBackend> backend_;
   HybridMatmul* hybrid_ = nullptr;  // backend_ when the schedule is not npu
 };

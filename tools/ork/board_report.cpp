@@ -10,7 +10,7 @@ namespace ork::cli {
 namespace {
 
 struct Phase {
-  double ns = 0, npu_ns = 0, cpu_ns = 0, stall_ns = 0, submits = 0, tasks = 0, ddr = 0, switches = 0;
+  double ns = 0, npu_ns = 0, cpu_ns = 0, stall_ns = 0, host_ns = 0, submits = 0, tasks = 0, ddr = 0, switches = 0;
   double busy[3] = {0, 0, 0};
 };
 
@@ -20,7 +20,8 @@ Phase between(const BoardSnapshot& sa, const BoardSnapshot& sb) {
   p.npu_ns = b.modeled_ns - a.modeled_ns;
   p.cpu_ns = sb.cpu_ns - sa.cpu_ns;
   p.stall_ns = sb.stall_ns - sa.stall_ns;
-  p.ns = p.npu_ns + p.cpu_ns + p.stall_ns;
+  p.host_ns = sb.host_ns - sa.host_ns;
+  p.ns = p.npu_ns + p.cpu_ns + p.stall_ns + p.host_ns;
   p.submits = double(b.submits - a.submits);
   p.tasks = double(b.tasks - a.tasks);
   p.ddr = double(b.modeled_ddr_bytes - a.modeled_ddr_bytes);
@@ -39,6 +40,7 @@ BoardSnapshot board_snapshot(const runtime::Engine& engine) {
   s.npu = engine.device()->sim_kernel()->stats();
   if (engine.hybrid() != nullptr) s.cpu_ns = engine.hybrid()->cpu_modeled_ns();
   if (engine.modeled_loads() != nullptr) s.stall_ns = engine.modeled_loads()->stats().stall_ns;
+  if (engine.host_meter() != nullptr) s.host_ns = engine.host_meter()->modeled_ns();
   return s;
 }
 
@@ -48,9 +50,8 @@ std::string BoardReport::to_json() const {
   j.begin_object();
   j.key("modeled").value(true);
   j.key("profile").value(profile);
-  j.key("scope").value(cpu_priced ? "NPU jobs, the schedule's CPU matmuls and waits for streamed weights; other "
-                                     "host work not priced"
-                                   : "NPU jobs and waits for streamed weights; other host work not priced");
+  j.key("scope").value(cpu_priced ? "NPU jobs, the schedule's CPU matmuls, waits for streamed weights and host work"
+                                   : "NPU jobs, waits for streamed weights and host work");
   j.key("prompt_tokens").value(prompt_tokens);
   j.key("decode_tokens").value(decode_tokens);
   j.key("prefill_modeled_ms").value(pre.ns / 1e6);
@@ -58,6 +59,8 @@ std::string BoardReport::to_json() const {
   j.key("decode_modeled_ms_per_token").value(per_token(dec.ns, decode_tokens) / 1e6);
   j.key("decode_tok_per_s").value(per_second(decode_tokens, dec.ns));
   j.key("decode_cpu_modeled_ms_per_token").value(per_token(dec.cpu_ns, decode_tokens) / 1e6);
+  j.key("decode_host_modeled_ms_per_token").value(per_token(dec.host_ns, decode_tokens) / 1e6);
+  j.key("prefill_host_modeled_ms").value(pre.host_ns / 1e6);
   j.key("decode_stall_modeled_ms_per_token").value(per_token(dec.stall_ns, decode_tokens) / 1e6);
   j.key("prefill_stall_modeled_ms").value(pre.stall_ns / 1e6);
   j.key("submits_per_token").value(per_token(dec.submits, decode_tokens));
@@ -78,8 +81,8 @@ std::string BoardReport::to_text() const {
   std::snprintf(line, sizeof line,
                 "ork: board model (MODELED, profile %s, %s): prompt %.1f tok/s, decode %.1f tok/s, "
                 "%.1f submits and %.1f tasks per decoded token, %.2f MB DDR per token, NPU busy %.0f/%.0f/%.0f %%",
-                profile.c_str(), cpu_priced ? "NPU jobs, CPU matmuls and weight waits; host work not priced"
-                                      : "NPU jobs and weight waits; host work not priced",
+                profile.c_str(), cpu_priced ? "NPU jobs, CPU matmuls, weight waits and host work"
+                                      : "NPU jobs, weight waits and host work",
                 per_second(prompt_tokens, pre.ns), per_second(decode_tokens, dec.ns),
                 per_token(dec.submits, decode_tokens), per_token(dec.tasks, decode_tokens),
                 per_token(dec.ddr, decode_tokens) / 1e6, dec.ns > 0 ? 100 * dec.busy[0] / dec.ns : 0.0,

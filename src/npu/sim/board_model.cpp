@@ -31,6 +31,8 @@ constexpr Field kFields[] = {
     {"cpu_call_us", &BoardProfile::cpu_call_us},
     {"load_gbps", &BoardProfile::load_gbps},
     {"ddr_total_gbps", &BoardProfile::ddr_total_gbps},
+    {"host_op_us", &BoardProfile::host_op_us},
+    {"cpu_f32_gflops", &BoardProfile::cpu_f32_gflops},
 };
 
 }  // namespace

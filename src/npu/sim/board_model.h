@@ -62,6 +62,17 @@ struct BoardProfile {
   // (rknpu-facts.md), readers saturate "near 30 GB/s" (oRKLLM/ork-driver wiki). Not measured for
   // NPU + CPU at once: a guess to be calibrated.
   double ddr_total_gbps = 30.0;
+
+  // Host work between the matmuls (sim/host_cost.h): norms, RoPE, activations, residuals, quantizing
+  // the NPU's inputs and scaling its results, the KV cache, attention and sampling, on the CPU.
+  // Fixed cost of one such step (a loop over the rows of one vector op, e.g. one rmsnorm of the
+  // pass): a guess, to be calibrated (`ork probe calibrate` times ops::rmsnorm on one row).
+  double host_op_us = 1.0;
+  // f32 arithmetic rate of ork's host kernels (attention's dot products and sums): 4 Cortex-A76 at
+  // 2.4 GHz × 16 f32 flops/cycle (two 128-bit FMA pipes, Arm Cortex-A76 Software Optimization Guide)
+  // = 154 GFLOP/s peak; a quarter of it is a guess, to be calibrated (`ork probe calibrate` times
+  // ops::attention over a 4096-token cache).
+  double cpu_f32_gflops = 38.0;
 };
 
 // The built-in profile, or `path`'s fields over it (a JSON object of the names above; an unknown

@@ -1,0 +1,53 @@
+// The board cost model's price of the host work of one forward pass (board_model.h): what the CPU
+// does between the matmuls — norms, RoPE, the KV cache, attention, activations, residual adds,
+// quantizing each matmul's input for the NPU and scaling its int32 results, the final norm and
+// sampling. MODELED from the shapes, not measured: the op list of ork's dense layer
+// (model/forward.cpp), each op priced at
+//   host_op_us + max(bytes / cpu_read_gbps, flops / cpu_f32_gflops)
+// (attention, which runs on the thread pool, at cpu_call_us instead of host_op_us). Architecture
+// extras (Gemma's post-norms and soft-capping, QK norms, MoE routing) and sliding windows are not
+// priced separately: a pass is priced as the dense layer with every key attended.
+// Thread-safe: pure functions of their arguments.
+#pragma once
+
+#include <cstdint>
+
+#include "npu/sim/board_model.h"
+
+namespace ork::npu::sim {
+
+struct HostShape {
+  int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, ff = 0, vocab = 0;
+  double kv_elem_bytes = 2;  // bytes per KV cache element (f16: 2, f32: 4, q8_0: 34 / 32)
+  // The cache holds other than f32: each layer's attended rows are converted to f32 before attention
+  // (model/forward.cpp), read at kv_elem_bytes and written at 4 bytes per element.
+  bool kv_converted = true;
+  bool int8_matmuls = true;  // the w8a8 path: matmul inputs quantized, results scaled on the host
+};
+
+// One pass over `rows` tokens of one or more sequences.
+struct HostPass {
+  int64_t rows = 0;
+  int64_t out_rows = 1;     // rows that reach the output projection and sampling
+  double key_rows = 0;      // Σ over the query rows of the keys each attends to
+  double loaded_rows = 0;   // Σ over the sequences of the cache rows converted per layer (kv_converted)
+  int64_t sequences = 1;    // each converts its cache rows and runs attention as its own op
+  // Query rows that share one load of a K/V row: 1 for a decode step, ops::kAttentionTileTokens for
+  // a prefill pass (ops::attention_blocked).
+  int64_t rows_per_key_load = 1;
+};
+
+// A pass of n tokens of one sequence at positions pos0 .. pos0 + n − 1 (keys 0 .. p each).
+HostPass sequence_pass(int64_t pos0, int64_t n, int64_t out_rows, int64_t rows_per_key_load = 1);
+
+struct HostCost {
+  double ns = 0;      // modeled time
+  double ops = 0;     // host ops priced
+  double bytes = 0;   // bytes they read and write
+  double flops = 0;
+};
+
+// The modeled host time of `pass` on a model of `shape`. Zero rows cost nothing.
+HostCost cost_host_pass(const BoardProfile& p, const HostShape& shape, const HostPass& pass);
+
+}  // namespace ork::npu::sim

@@ -1,0 +1,102 @@
+// The board model's price of host work (npu/sim/host_cost.h): its op list, its terms, and the passes
+// a sequence and a batch make.
+#include <gtest/gtest.h>
+
+#include "npu/sim/host_cost.h"
+
+namespace ork::npu::sim {
+namespace {
+
+HostShape small_shape() {
+  HostShape s;
+  s.hidden = 64, s.layers = 3, s.heads = 4, s.kv_heads = 2, s.head_dim = 16, s.ff = 128, s.vocab = 1000;
+  return s;
+}
+
+// Only the fixed costs: bandwidth and arithmetic so high that they price nothing.
+BoardProfile fixed_only() {
+  BoardProfile p;
+  p.cpu_read_gbps = 1e30, p.cpu_f32_gflops = 1e30;
+  p.host_op_us = 1, p.cpu_call_us = 10;
+  return p;
+}
+
+TEST(HostCost, ANoRowPassCostsNothing) {
+  EXPECT_EQ(cost_host_pass(BoardProfile{}, small_shape(), HostPass{}).ns, 0.0);
+}
+
+TEST(HostCost, TheInt8PathPricesSeventeenOpsPerLayerAndFiveAroundThem) {
+  const HostShape s = small_shape();
+  const HostCost c = cost_host_pass(fixed_only(), s, sequence_pass(7, 1, 1));
+  // Per layer: 2 norms, RoPE, KV store, KV conversion, attention, 2 residual adds, SwiGLU, and a
+  // quantize + scale around each of the 4 jobs; then embedding, output norm, its quantize + scale, sampling.
+  EXPECT_EQ(c.ops, 17.0 * 3 + 5);
+  // 16 ops of host_op_us and attention at cpu_call_us per layer; 5 of host_op_us.
+  EXPECT_DOUBLE_EQ(c.ns, (3 * (16 * 1.0 + 10.0) + 5 * 1.0) * 1e3);
+}
+
+TEST(HostCost, TheFloatPathWithAnF32CacheHasNoQuantizingAndNoConversion) {
+  HostShape s = small_shape();
+  s.int8_matmuls = false, s.kv_converted = false;
+  EXPECT_EQ(cost_host_pass(fixed_only(), s, sequence_pass(7, 1, 1)).ops, 8.0 * 3 + 3);
+}
+
+TEST(HostCost, AttentionReadsEveryKeysKAndVRowOncePerQueryRow) {
+  BoardProfile p;
+  p.cpu_read_gbps = 1;  // one byte per ns
+  p.cpu_f32_gflops = 1e30, p.host_op_us = 0, p.cpu_call_us = 0;
+  HostShape s = small_shape();
+  s.kv_converted = false;
+  HostPass a = sequence_pass(7, 1, 1), b = a;
+  b.key_rows = 0;
+  // 8 keys × (K + V) × kv_dim 32 × 4 bytes, per layer.
+  EXPECT_NEAR(cost_host_pass(p, s, a).ns - cost_host_pass(p, s, b).ns, 3 * 8 * 2 * 32 * 4.0, 1e-6);
+}
+
+TEST(HostCost, APrefillTileSharesEachKeyLoad) {
+  BoardProfile p;
+  p.cpu_read_gbps = 1, p.cpu_f32_gflops = 1e30, p.host_op_us = 0, p.cpu_call_us = 0;
+  HostShape s = small_shape();
+  s.kv_converted = false;
+  HostPass a = sequence_pass(0, 8, 1, 4), b = a;
+  b.key_rows = 0;
+  // 36 query-key pairs, a K and a V row loaded once per 4 query rows, per layer.
+  EXPECT_NEAR(cost_host_pass(p, s, a).ns - cost_host_pass(p, s, b).ns, 3 * 36 / 4.0 * 2 * 32 * 4.0, 1e-6);
+}
+
+TEST(HostCost, TheConvertedCacheIsReadAtItsTypeAndWrittenAsF32) {
+  BoardProfile p;
+  p.cpu_read_gbps = 1, p.cpu_f32_gflops = 1e30, p.host_op_us = 0, p.cpu_call_us = 0;
+  HostShape f16 = small_shape(), f32 = small_shape();
+  f32.kv_converted = false;
+  const HostPass pass = sequence_pass(99, 1, 1);  // 100 rows converted per layer
+  EXPECT_NEAR(cost_host_pass(p, f16, pass).ns - cost_host_pass(p, f32, pass).ns, 3 * 100 * 2 * 32 * (2.0 + 4.0), 1e-6);
+}
+
+TEST(HostCost, ASequencePassAttendsToEveryEarlierPosition) {
+  const HostPass h = sequence_pass(10, 3, 1);
+  EXPECT_EQ(h.rows, 3);
+  EXPECT_DOUBLE_EQ(h.key_rows, 11 + 12 + 13);
+  EXPECT_DOUBLE_EQ(h.loaded_rows, 13);
+}
+
+TEST(HostCost, ArithmeticBoundAttentionAtLongContext) {
+  BoardProfile p;
+  p.cpu_read_gbps = 1e30, p.cpu_f32_gflops = 1, p.host_op_us = 0, p.cpu_call_us = 0;  // one flop per ns
+  HostShape s = small_shape();
+  HostPass a = sequence_pass(4095, 1, 1), b = a;
+  b.key_rows = 0;
+  // 4096 keys × 4 heads × (4 · 16 + 5) flops, per layer.
+  EXPECT_NEAR(cost_host_pass(p, s, a).ns - cost_host_pass(p, s, b).ns, 3 * 4096 * 4 * (4 * 16 + 5.0), 1e-3);
+}
+
+TEST(HostCost, EachSequenceOfABatchAttendsOnItsOwn) {
+  HostPass one = sequence_pass(7, 1, 1), four = one;
+  four.sequences = 4;
+  // Three more attention dispatches (cpu_call_us) and KV conversions (host_op_us) per layer.
+  EXPECT_NEAR(cost_host_pass(fixed_only(), small_shape(), four).ns - cost_host_pass(fixed_only(), small_shape(), one).ns,
+              3 * 3 * (10.0 + 1.0) * 1e3, 1e-6);
+}
+
+}  // namespace
+}  // namespace ork::npu::sim
