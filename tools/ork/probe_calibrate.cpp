@@ -1,5 +1,6 @@
 #include "probe_calibrate.h"
 
+#include <chrono>
 #include <cstdio>
 
 #include "args.h"
@@ -31,7 +32,8 @@ const char* kUsage =
     "usage: ork probe calibrate [--device npu|sim] [--output FILE] [--name NAME] [--repeats N] [--json]\n"
     "  Measures the board cost model's parameters (docs/board-model.md): NPU submit and per-task cost,\n"
     "  DDR bandwidth, MAC efficiency, domain switch; the CPU's read bandwidth, int8 rate and call cost\n"
-    "  with ork's own kernel. Writes them as a board profile for --board-profile.\n"
+    "  with ork's own kernel, its host-op cost (rmsnorm) and f32 rate (attention); the DDR bandwidth of\n"
+    "  the NPU and the CPU reading at once. Writes them as a board profile for --board-profile.\n"
     "  On --device sim the NPU's clock is the model itself: the probe recovers the profile the simulator\n"
     "  runs with (a self-check of the method, not a measurement of any board), and the CPU fields are\n"
     "  kept from that profile unless --measure-cpu.\n\n";
@@ -62,8 +64,15 @@ int probe_calibrate(const std::vector<std::string>& argv) {
   if (!sim || args.has("--measure-cpu")) {
     ThreadPool pool(int(args.get_int("--threads", 0, 1, 1024)));
     cpu_steps = runtime::calibrate_cpu(pool, cal.profile, repeats);
+    for (npu::CalibrationStep& s : runtime::calibrate_ddr_total(*device, pool, cal.profile, std::chrono::milliseconds(500))) {
+      cpu_steps.push_back(std::move(s));
+    }
   } else {
-    cal.notes.push_back("cpu_*: kept from the base profile (--measure-cpu measures this machine's CPU)");
+    cal.notes.push_back("cpu_*, host_op_us: kept from the base profile (--measure-cpu measures this machine's CPU)");
+  }
+  if (sim) {
+    cal.notes.push_back("ddr_total_gbps: kept from the base profile; on a board it is measured with an NPU job and a "
+                        "CPU matmul reading at once for 500 ms (the simulator's modeled clock has no second reader)");
   }
   write_file_atomic(path, npu::sim::board_profile_json(cal.profile) + "\n");
 

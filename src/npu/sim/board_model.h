@@ -71,7 +71,7 @@ struct BoardProfile {
   // f32 arithmetic rate of ork's host kernels (attention's dot products and sums): 4 Cortex-A76 at
   // 2.4 GHz × 16 f32 flops/cycle (two 128-bit FMA pipes, Arm Cortex-A76 Software Optimization Guide)
   // = 154 GFLOP/s peak; a quarter of it is a guess, to be calibrated (`ork probe calibrate` times
-  // ops::attention over a 4096-token cache).
+  // ops::attention over a 1024-token cache).
   double cpu_f32_gflops = 38.0;
 };
 
