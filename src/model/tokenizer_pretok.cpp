@@ -141,8 +141,8 @@ PreTokenizer::PreTokenizer(std::string_view pre) : compiled_(std::make_unique<Co
       fail("pre-tokenizer ", quote(spec_.family), ": regex does not compile at offset ", err_off, " of its expanded form: ",
            reinterpret_cast<const char*>(msg), " (", original, ")");
     }
-    // The expanded classes are long range lists, which PCRE2's interpreter scans one by one; its JIT
-    // (where the library has one) is about 6x faster on them. Without JIT, matching interprets.
+    // The expanded classes are long range lists, which PCRE2's interpreter scans one by one: JIT
+    // where the library has one (a failure leaves the interpreter).
     pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
     compiled_->codes.push_back(code);
   }
