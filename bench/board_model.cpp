@@ -17,10 +17,11 @@
 // 32 columns, one core), each task priced at the int4 MAC rate with its int4 bytes. The
 // *_w4a8_k480 phases price the same tasks with K chunks of 480 columns (what per-row weight scales
 // would allow: 15× fewer tasks); `--npu-wtype i4` does not run that scheme.
-// Usage: board_model [--board-profile FILE]
+// Usage: board_model [--board-profile FILE] [--model NAME]   (--model: price that shape only)
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -215,14 +216,23 @@ void write_phase(JsonWriter& j, const Phase& ph, int64_t tokens) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string profile;
+  std::string profile, only;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--board-profile") == 0 && i + 1 < argc) {
       profile = argv[++i];
+    } else if (std::strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
+      only = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: board_model [--board-profile FILE]\n");
+      std::fprintf(stderr, "usage: board_model [--board-profile FILE] [--model NAME]\n");
       return 2;
     }
+  }
+  if (!only.empty() && std::none_of(std::begin(kShapes), std::end(kShapes),
+                                    [&](const Shape& s) { return only == s.name; })) {
+    std::string names;
+    for (const Shape& s : kShapes) names += std::string(names.empty() ? "" : ", ") + s.name;
+    std::fprintf(stderr, "board_model: --model %s: not one of %s\n", only.c_str(), names.c_str());
+    return 2;
   }
   try {
     npu::sim::SimOptions o;
@@ -242,6 +252,7 @@ int main(int argc, char** argv) {
     j.key("profile").raw(npu::sim::board_profile_json(o.board));
     j.key("models").begin_array();
     for (const Shape& s : kShapes) {
+      if (!only.empty() && only != s.name) continue;
       j.begin_object();
       j.key("name").value(s.name);
       j.key("shape").begin_object();

@@ -8,8 +8,10 @@
 //              behind compute by the prefetcher (1 − stall / load), median of --reps runs.
 // Usage: residency [--model PATH] [--tokens 64] [--stream-tokens 8] [--prefill 128] [--reps 3]
 // Without --model it generates the ≈300 MB Q8_0 model in /tmp.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,7 @@ struct RunResult {
   std::vector<int32_t> tokens;
   runtime::ResidencyStats stats;
   double ms = 0;
+  int64_t n_vocab = 0;
 };
 
 runtime::EngineOptions options(const std::string& path, const std::string& device, uint32_t domains,
@@ -55,12 +58,13 @@ RunResult generate(const runtime::EngineOptions& o, const std::vector<int32_t>& 
   r.tokens = runtime::generate(ctx, sampler, prompt, n, [](int32_t) { return true; }).tokens;
   r.ms = sw.elapsed_ms();
   r.stats = e.residency_stats();
+  r.n_vocab = ctx.n_vocab();
   return r;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::string model;
   int64_t n_tokens = 64, n_stream = 8, n_prefill = 128, reps = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -101,7 +105,9 @@ int main(int argc, char** argv) {
                  res.tokens.begin() + std::min(res.tokens.size(), str.tokens.size()));
 
   std::vector<int32_t> long_prompt;
-  for (int64_t i = 0; i < n_prefill; ++i) long_prompt.push_back(int32_t(1 + (i * 7919) % 15000));
+  // Token ids below the model's vocabulary (the default model's 16000: ids 1..15000).
+  const int64_t id_range = std::min<int64_t>(15000, cpu.n_vocab - 1);
+  for (int64_t i = 0; i < n_prefill; ++i) long_prompt.push_back(int32_t(1 + (i * 7919) % id_range));
   std::vector<double> hidden, stall, load, wall;
   for (int64_t r = 0; r < reps; ++r) {
     const RunResult p = generate(options(model, "sim", 16, Residency::kStream), long_prompt, 1);
@@ -141,4 +147,13 @@ int main(int argc, char** argv) {
   j.end_object();
   std::printf("%s\n", j.str().c_str());
   return res_same && str_same ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "residency: error: %s\n", e.what());
+    return 1;
+  }
 }

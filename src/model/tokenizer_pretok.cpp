@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "core/quote.h"
 #include "model/tokenizer_unicode.h"
+#include "model/unicode_classes.h"
 #include "model/tokenizer_vocab.h"
 
 namespace ork::model {
@@ -127,7 +128,9 @@ PreTokenizer::PreTokenizer(std::string_view pre) : compiled_(std::make_unique<Co
          "forces one (gpt2 is the GPT-2 regex; known: ", known_pre_tokenizers(), ")");
   }
   spec_ = *s;
-  for (const std::string& pattern : spec_.regexes) {
+  for (const std::string& original : spec_.regexes) {
+    // llama.cpp's classes (Unicode 15.1), not PCRE2's own tables (unicode_classes.h).
+    const std::string pattern = unicode::expand_classes(original);
     int err = 0;
     PCRE2_SIZE err_off = 0;
     pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
@@ -135,9 +138,12 @@ PreTokenizer::PreTokenizer(std::string_view pre) : compiled_(std::make_unique<Co
     if (code == nullptr) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(err, msg, sizeof msg);
-      fail("pre-tokenizer ", quote(spec_.family), ": regex does not compile at offset ", err_off, ": ",
-           reinterpret_cast<const char*>(msg), " (", pattern, ")");
+      fail("pre-tokenizer ", quote(spec_.family), ": regex does not compile at offset ", err_off, " of its expanded form: ",
+           reinterpret_cast<const char*>(msg), " (", original, ")");
     }
+    // The expanded classes are long range lists, which PCRE2's interpreter scans one by one: JIT
+    // where the library has one (a failure leaves the interpreter).
+    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
     compiled_->codes.push_back(code);
   }
 }
@@ -165,7 +171,9 @@ void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& o
       size_t pos = 0;   // where the next match attempt starts
       size_t done = 0;  // end of what has been emitted
       while (pos < seg.size()) {
-        const int rc = pcre2_match(code, subject, seg.size(), pos, PCRE2_NO_UTF_CHECK, md, nullptr);
+        int rc = pcre2_match(code, subject, seg.size(), pos, PCRE2_NO_UTF_CHECK, md, nullptr);
+        if (rc == PCRE2_ERROR_JIT_STACKLIMIT)  // the JIT's default stack is small: interpret instead
+          rc = pcre2_match(code, subject, seg.size(), pos, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, md, nullptr);
         if (rc == PCRE2_ERROR_NOMATCH) break;
         if (rc < 0) {
           PCRE2_UCHAR msg[256];
