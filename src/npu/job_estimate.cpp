@@ -12,9 +12,15 @@ std::array<std::vector<sim::TaskWork>, 3> job_task_work(const JobPlan& job) {
     for (uint32_t j = job.core_start[core]; j < job.core_start[core] + job.core_count[core]; ++j) {
       const JobPlan::Entry& e = job.order[j];
       const TaskTile& t = job.parts[e.part].tasks[e.task];
+      const uint64_t macs = uint64_t(t.mt) * uint64_t(t.ks) * uint64_t(t.nt);
+      if (job.dtype == Dtype::kI4) {  // int4 A and B (two codes a byte), int16 C
+        const uint64_t a = uint64_t(t.mt) * uint64_t(t.ks) / 2, b = uint64_t(t.nt) * uint64_t(t.ks) / 2;
+        per_core[core].push_back({false, macs, a + b + uint64_t(t.mt) * uint64_t(t.nt) * 2, true});
+        continue;
+      }
       const uint64_t a = uint64_t(t.mt) * uint64_t(t.ks), b = uint64_t(t.nt) * uint64_t(t.ks);
       const uint64_t c = uint64_t(t.mt) * uint64_t(t.nt) * 4;
-      per_core[core].push_back({false, uint64_t(t.mt) * uint64_t(t.ks) * uint64_t(t.nt), a + b + c});
+      per_core[core].push_back({false, macs, a + b + c});
     }
   }
   return per_core;

@@ -1,5 +1,5 @@
 // `--npu-wtype i4` through the whole Engine on the simulated NPU: the logits are bit-identical to the
-// CPU int4 path with the same scheme (`--cpu-int4 w4a8-g32`), resident and streamed; the plan holds
+// CPU int4 path with the same scheme (`--cpu-int4 w4a8`), resident and streamed; the plan holds
 // about half the int8 bytes; auto picks i4 for 4/5-bit sources only; i4 refuses the hybrid schedule.
 #include <gtest/gtest.h>
 
@@ -27,7 +27,7 @@ class NpuInt4Path : public ::testing::Test {
     o.device = device;
     o.threads = 2;
     if (std::strcmp(device, "cpu") == 0) {
-      o.cpu_int4 = "w4a8-g32";
+      o.cpu_int4 = "w4a8";
     } else {
       o.npu_wtype = NpuWtype::kI4;
     }

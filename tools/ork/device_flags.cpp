@@ -82,7 +82,7 @@ runtime::EngineOptions engine_options(const Args& args, const std::string& devic
     throw UsageError{std::string("--npu-wtype: ") + e.what()};
   }
   if (eo.npu_wtype != runtime::NpuWtype::kI8 && eo.device == "cpu" && args.has("--npu-wtype")) {
-    throw UsageError{"--npu-wtype needs --device npu or sim (on the cpu: --cpu-int4 w4a8-g32)"};
+    throw UsageError{"--npu-wtype needs --device npu or sim (on the cpu: --cpu-int4 w4a8)"};
   }
   if (args.has("--kv-type")) {
     try {
