@@ -18,7 +18,8 @@
 // its int4 bytes. The *_w4a8_g32_earlier phases price the earlier int4 path (groups of 32: one task
 // per 32-column group, npu::matmul_i4_chunks, one job per linear, one core), for comparison.
 // Every phase has a breakdown of its time: submits × submit_us, tasks × task_us, the DDR bytes at
-// ddr_gbps, the MACs at the profile's rate (what bounds the phase).
+// ddr_gbps, the busiest core, the CPU's share. *_w4a8_schedule_auto: `--npu-wtype i4 --schedule
+// auto`, the CPU side priced as the CPU int4 path (runtime/cpu_int4_cost.h: 0.5 byte per weight).
 // Usage: board_model [--board-profile FILE]
 #include <algorithm>
 #include <cstdio>
@@ -117,7 +118,7 @@ void price_scheduled(npu::Device& dev, npu::MatmulScratch& scratch, const runtim
     return;
   }
   for (int64_t n : ns) {
-    const double t = npu::sim::cost_cpu_matmul_ns(sched->profile(), m, k, n);
+    const double t = sched->cpu_ns(m, k, n);
     ph.ns += times * t;
     ph.cpu_ns += times * t;
     ph.cpu_matmuls += times;
@@ -263,6 +264,12 @@ int main(int argc, char** argv) {
       write_phase(j, price_model(*dev, s, 1, true, nullptr, npu::Dtype::kI4), 1, o.board);
       j.key("prefill_128_w4a8");
       write_phase(j, price_model(*dev, s, 128, true, nullptr, npu::Dtype::kI4), 128, o.board);
+      const runtime::Scheduler sched_i4(runtime::Schedule::kAuto, o.board, dev->caps().cores, 128, true,
+                                        npu::Dtype::kI4);
+      j.key("decode_w4a8_schedule_auto");
+      write_phase(j, price_model(*dev, s, 1, true, &sched_i4, npu::Dtype::kI4), 1, o.board);
+      j.key("prefill_128_w4a8_schedule_auto");
+      write_phase(j, price_model(*dev, s, 128, true, &sched_i4, npu::Dtype::kI4), 128, o.board);
       j.key("decode_w4a8_one_job_per_matmul");
       write_phase(j, price_model(*dev, s, 1, false, nullptr, npu::Dtype::kI4), 1, o.board);
       j.key("decode_w4a8_g32_earlier");

@@ -45,7 +45,7 @@ class NpuMatmul final : public model::MatmulBackend {
   bool runs_as_one_job(std::span<const model::Linear* const> ws);
   // The first rows[i] output columns of each ys[i] (row stride ws[i]->n; the other columns are not
   // written), as one job per chunk over the first rows[i] rows of each weight (npu::rows_view);
-  // rows[i] a multiple of 32 below ws[i]->n. The same numbers matmul_group writes there. Requires
+  // rows[i] a multiple of the kernel group (32 i8, 64 i4) below ws[i]->n. The same numbers matmul_group writes there. Requires
   // runs_as_one_job(ws).
   void matmul_rows(std::span<const model::Linear* const> ws, const float* x, int64_t m, std::span<float* const> ys,
                    std::span<const int64_t> rows);
