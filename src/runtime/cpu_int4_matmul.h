@@ -5,7 +5,8 @@
 //   - activations: rotated likewise, then int8 per row (W4A8: on the NPU, split into two int4 rows,
 //     quant/int4_split.h, which gives the same int32 sums) or int4 per row (W4A4);
 //   - per group the exact int32 sum, then y = Σ_g (float(sum_g) · sa) · sw_g (requant_int4.h).
-// The NPU path `--npu-wtype i4` (runtime/npu_matmul.h) computes w4a8-g32 bit for bit like this one.
+// The NPU path `--npu-wtype i4` (runtime/npu_matmul.h) computes w4a8 (per row) bit for bit like
+// this one.
 // The weights are kept as int4 codes two per byte (0.5 byte per weight, what the board model prices
 // for the CPU side of a split call: runtime/cpu_int4_cost.h).
 // Thread-safety: one matmul at a time (it runs on the pool); the lazy quantization of a weight on

@@ -196,7 +196,7 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
     options.share_scratch_with->scratch_shared_ = true;
   }
   if (!options.scratch_mem.empty() && wtype == npu::Dtype::kI4) {
-    throw ScratchMemError("scratch memory from the caller: int4 weights allocate their matmul scratch per call "
+    throw ScratchMemError("scratch memory from the caller is not supported with int4 weights yet "
                           "(--npu-wtype i4); use i8", 0, 0);
   }
   if (!options.scratch_mem.empty()) import_scratch_mem(options.scratch_mem);

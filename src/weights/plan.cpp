@@ -5,7 +5,6 @@
 #include "core/checked.h"
 #include "core/error.h"
 #include "core/quote.h"
-#include "npu/matmul_int4.h"
 #include "weights/packed.h"
 #include "weights/packed_int4.h"
 
