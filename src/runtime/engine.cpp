@@ -195,10 +195,6 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
     scratch_shared_ = true;
     options.share_scratch_with->scratch_shared_ = true;
   }
-  if (!options.scratch_mem.empty() && wtype == npu::Dtype::kI4) {
-    throw ScratchMemError("scratch memory from the caller is not supported with int4 weights yet "
-                          "(--npu-wtype i4); use i8", 0, 0);
-  }
   if (!options.scratch_mem.empty()) import_scratch_mem(options.scratch_mem);
   std::unique_ptr<NpuMatmul> npu_backend;
   {
