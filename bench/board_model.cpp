@@ -12,11 +12,15 @@
 // the NPU, its matmuls on the CPU's int8 path, or split along N between them, whichever the model
 // prices lowest — the CPU side priced by the same profile's CPU parameters (sim::cost_cpu_matmul_ns),
 // a split by sim::cost_overlapped_ns (both sides sharing ddr_total_gbps).
-// The *_w4a8_g32 phases price `--npu-wtype i4` as ork runs it (runtime/npu_matmul.h): one job per
-// linear of int4 × int4 → int16 tasks (npu::matmul_i4_chunks: 2·M split activation rows, K chunks of
-// 32 columns, one core), each task priced at the int4 MAC rate with its int4 bytes. The
-// *_w4a8_k480 phases price the same tasks with K chunks of 480 columns (what per-row weight scales
-// would allow: 15× fewer tasks); `--npu-wtype i4` does not run that scheme.
+// The *_w4a8 phases price `--npu-wtype i4` as ork runs it (runtime/npu_matmul.h): W4A8 by splitting
+// (2·M int4 activation rows), int4 weights with one scale per row in K chunks of 480 columns
+// (npu/task_split_int4.h), through the same jobs as int8: Q/K/V and gate/up one job each, N spread
+// over the three cores, register commands built once; each task priced at the int4 MAC rate with
+// its int4 bytes. The *_w4a8_g32_earlier phases price the earlier int4 path (groups of 32: one task
+// per 32-column group, npu::matmul_i4_chunks, one job per linear, one core), for comparison.
+// Every phase has a breakdown of its time: submits × submit_us, tasks × task_us, the DDR bytes at
+// ddr_gbps, the busiest core, the CPU's share. *_w4a8_schedule_auto: `--npu-wtype i4 --schedule
+// auto`, the CPU side priced as the CPU int4 path (runtime/cpu_int4_cost.h: 0.5 byte per weight).
 // Usage: board_model [--board-profile FILE] [--model NAME]   (--model: price that shape only)
 #include <algorithm>
 #include <cstdio>
@@ -91,15 +95,17 @@ void add_sim_delta(const npu::sim::SimStats& before, const npu::sim::SimStats& a
 
 // The modeled cost of one job of int8 matmuls sharing an (m × k) input, one per entry of `ns` (an
 // (n × k) weight each), added `times` times to `ph`.
+// kI4: W4A8 by splitting, 2·m int4 rows against int4 weights.
 void price(npu::Device& dev, npu::MatmulScratch& scratch, int64_t m, int64_t k, std::vector<int64_t> ns,
-           double times, Phase& ph) {
+           double times, Phase& ph, npu::Dtype wtype = npu::Dtype::kI8) {
+  if (wtype == npu::Dtype::kI4) m *= 2;
   std::vector<npu::PackedWeight> ws(ns.size());
   std::vector<const npu::PackedWeight*> wp;
   std::vector<std::vector<int32_t>> c(ns.size());
   std::vector<void*> cp;
   for (size_t i = 0; i < ns.size(); ++i) {
-    ws[i].n = ns[i], ws[i].k = k, ws[i].dtype = npu::Dtype::kI8;
-    ws[i].buf = dev.alloc(npu::packed_weight_bytes(ns[i], k, npu::Dtype::kI8), 0);  // never packed: timing only
+    ws[i].n = ns[i], ws[i].k = k, ws[i].dtype = wtype;
+    ws[i].buf = dev.alloc(npu::packed_weight_bytes(ns[i], k, wtype), 0);  // never packed: timing only
     wp.push_back(&ws[i]);
     c[i].resize(size_t(m * ns[i]));
     cp.push_back(c[i].data());
@@ -116,10 +122,10 @@ void price(npu::Device& dev, npu::MatmulScratch& scratch, int64_t m, int64_t k, 
 // or split along N (the NPU part priced by the simulator, the time the call outlasts it added as CPU
 // time, as runtime::HybridMatmul counts it).
 void price_scheduled(npu::Device& dev, npu::MatmulScratch& scratch, const runtime::Scheduler* sched, int64_t m,
-                     int64_t k, std::vector<int64_t> ns, double times, Phase& ph) {
+                     int64_t k, std::vector<int64_t> ns, double times, Phase& ph, npu::Dtype wtype) {
   const runtime::Choice c = sched != nullptr ? sched->choose(m, k, ns) : runtime::Choice{};
   if (c.split) {
-    price(dev, scratch, m, k, c.npu_rows, times, ph);
+    price(dev, scratch, m, k, c.npu_rows, times, ph, wtype);
     const double extra = std::max(0.0, c.split_ns - c.split_npu_ns);
     ph.ns += times * extra;
     ph.cpu_ns += times * extra;
@@ -128,11 +134,11 @@ void price_scheduled(npu::Device& dev, npu::MatmulScratch& scratch, const runtim
     return;
   }
   if (!c.cpu) {
-    price(dev, scratch, m, k, std::move(ns), times, ph);
+    price(dev, scratch, m, k, std::move(ns), times, ph, wtype);
     return;
   }
   for (int64_t n : ns) {
-    const double t = npu::sim::cost_cpu_matmul_ns(sched->profile(), m, k, n);
+    const double t = sched->cpu_ns(m, k, n);
     ph.ns += times * t;
     ph.cpu_ns += times * t;
     ph.cpu_matmuls += times;
@@ -141,12 +147,15 @@ void price_scheduled(npu::Device& dev, npu::MatmulScratch& scratch, const runtim
 
 // grouped: Q/K/V and gate/up as one job each (as ork runs a resident model); else one job per matmul.
 // sched: each group where --schedule auto puts it (grouped only); null: all on the NPU.
+// wtype: the device weight type (kI4: --npu-wtype i4).
 Phase price_model(npu::Device& dev, const Shape& s, int64_t m, bool grouped,
-                  const runtime::Scheduler* sched = nullptr) {
+                  const runtime::Scheduler* sched = nullptr, npu::Dtype wtype = npu::Dtype::kI8) {
   npu::MatmulScratch scratch(dev);
   Phase ph;
   const auto price = [&](npu::Device& d, npu::MatmulScratch& sc, int64_t mm, int64_t k, std::vector<int64_t> ns,
-                         double times, Phase& p) { price_scheduled(d, sc, sched, mm, k, std::move(ns), times, p); };
+                         double times, Phase& p) {
+    price_scheduled(d, sc, sched, mm, k, std::move(ns), times, p, wtype);
+  };
   const int64_t q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
   const double L = double(s.layers);
   if (grouped) {
@@ -165,8 +174,8 @@ Phase price_model(npu::Device& dev, const Shape& s, int64_t m, bool grouped,
   return ph;
 }
 
-// The modeled cost of one W4A8-by-splitting matmul with groups of 32 (an (n × k) int4 weight, m
-// tokens), added `times` times to `ph`.
+// The modeled cost of one W4A8-by-splitting matmul of the earlier int4 path (an (n × k) int4 weight,
+// m tokens, one task per K chunk of `chunk` columns, one job, core 0), added `times` times to `ph`.
 void price_i4(npu::Device& dev, int64_t m, int64_t k, int64_t n, int64_t chunk, double times, Phase& ph) {
   const npu::Buffer w = dev.alloc(npu::packed_weight_bytes_i4(n, k), 0);  // never packed: timing only
   std::vector<int8_t> a(size_t(2 * m * k), 1);
@@ -191,8 +200,24 @@ Phase price_model_i4(npu::Device& dev, const Shape& s, int64_t m, int64_t chunk)
   return ph;
 }
 
-void write_phase(JsonWriter& j, const Phase& ph, int64_t tokens) {
+// Where the phase's time goes (ms per token), from its counts and the profile: the fixed cost of
+// its submits and of its tasks (summed over the cores), its DDR bytes at the full ddr_gbps, and
+// the MACs it ran at the int8 / int4 rate of all three cores.
+void write_breakdown(JsonWriter& j, const Phase& ph, int64_t tokens, const npu::sim::BoardProfile& p) {
+  const double t = double(tokens);
+  j.key("breakdown_ms_per_token").begin_object();
+  j.key("submits_x_submit_us").value(ph.submits * p.submit_us / 1e3 / t);
+  j.key("tasks_x_task_us_all_cores").value(ph.tasks * p.task_us / 1e3 / t);
+  j.key("ddr_bytes_at_ddr_gbps").value(ph.ddr / (p.ddr_gbps * 1e9) * 1e3 / t);
+  j.key("core_busy_max").value(std::max({ph.busy[0], ph.busy[1], ph.busy[2]}) / 1e6 / t);
+  j.key("schedule_cpu_matmuls").value(ph.cpu_ns / 1e6 / t);
+  j.key("host_work").value(ph.host_ns / 1e6 / t);
+  j.end_object();
+}
+
+void write_phase(JsonWriter& j, const Phase& ph, int64_t tokens, const npu::sim::BoardProfile& p) {
   j.begin_object();
+  write_breakdown(j, ph, tokens, p);
   j.key("modeled_ms").value(ph.ns / 1e6);
   j.key("modeled_npu_ms").value((ph.ns - ph.cpu_ns - ph.host_ns) / 1e6);
   j.key("host_modeled_ms").value(ph.host_ns / 1e6);
@@ -261,24 +286,32 @@ int main(int argc, char** argv) {
       j.key("vocab").value(s.vocab);
       j.end_object();
       j.key("decode");
-      write_phase(j, price_model(*dev, s, 1, true), 1);
+      write_phase(j, price_model(*dev, s, 1, true), 1, o.board);
       j.key("prefill_128");
-      write_phase(j, price_model(*dev, s, 128, true), 128);
+      write_phase(j, price_model(*dev, s, 128, true), 128, o.board);
       j.key("decode_one_job_per_matmul");
-      write_phase(j, price_model(*dev, s, 1, false), 1);
+      write_phase(j, price_model(*dev, s, 1, false), 1, o.board);
       j.key("prefill_128_one_job_per_matmul");
-      write_phase(j, price_model(*dev, s, 128, false), 128);
+      write_phase(j, price_model(*dev, s, 128, false), 128, o.board);
       const runtime::Scheduler sched(runtime::Schedule::kAuto, o.board, dev->caps().cores, 128, true);
       j.key("decode_schedule_auto");
-      write_phase(j, price_model(*dev, s, 1, true, &sched), 1);
+      write_phase(j, price_model(*dev, s, 1, true, &sched), 1, o.board);
       j.key("prefill_128_schedule_auto");
-      write_phase(j, price_model(*dev, s, 128, true, &sched), 128);
-      j.key("decode_w4a8_g32");
-      write_phase(j, price_model_i4(*dev, s, 1, 32), 1);
-      j.key("prefill_128_w4a8_g32");
-      write_phase(j, price_model_i4(*dev, s, 128, 32), 128);
-      j.key("decode_w4a8_k480");
-      write_phase(j, price_model_i4(*dev, s, 1, 480), 1);
+      write_phase(j, price_model(*dev, s, 128, true, &sched), 128, o.board);
+      j.key("decode_w4a8");
+      write_phase(j, price_model(*dev, s, 1, true, nullptr, npu::Dtype::kI4), 1, o.board);
+      j.key("prefill_128_w4a8");
+      write_phase(j, price_model(*dev, s, 128, true, nullptr, npu::Dtype::kI4), 128, o.board);
+      const runtime::Scheduler sched_i4(runtime::Schedule::kAuto, o.board, dev->caps().cores, 128, true,
+                                        npu::Dtype::kI4);
+      j.key("decode_w4a8_schedule_auto");
+      write_phase(j, price_model(*dev, s, 1, true, &sched_i4, npu::Dtype::kI4), 1, o.board);
+      j.key("prefill_128_w4a8_schedule_auto");
+      write_phase(j, price_model(*dev, s, 128, true, &sched_i4, npu::Dtype::kI4), 128, o.board);
+      j.key("decode_w4a8_one_job_per_matmul");
+      write_phase(j, price_model(*dev, s, 1, false, nullptr, npu::Dtype::kI4), 1, o.board);
+      j.key("decode_w4a8_g32_earlier");
+      write_phase(j, price_model_i4(*dev, s, 1, 32), 1, o.board);
       j.key("rkllm").begin_object();
       j.key("decode_tok_per_s").value(s.rkllm_decode).key("prefill_tok_per_s").value(s.rkllm_prefill);
       j.key("source").value(s.rkllm_source);

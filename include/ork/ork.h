@@ -99,8 +99,8 @@ typedef struct ork_model_options {
    * "f32" | "f16" | "q8_0" (NULL: "f16", llama.cpp's default). q8_0 needs n_head_kv × head_dim to be a
    * multiple of 32. Another name: ORK_ERR_INVALID_ARG. */
   const char* kv_type;
-  /* npu/sim: the device form of the linear weights: "i8" (int8 per row), "i4" (int4 with a scale per
-   * row and group of 32 columns, W4A8 on the device: half the device weight bytes), or "auto" (i4
+  /* npu/sim: the device form of the linear weights: "i8" (int8 per row), "i4" (int4 with one scale per
+   * row, W4A8 on the device: half the device weight bytes), or "auto" (i4
    * when most linear weights are 4/5-bit GGUF types); NULL: "i8". Another name: ORK_ERR_INVALID_ARG. */
   const char* npu_wtype;
 } ork_model_options;

@@ -18,11 +18,12 @@ namespace ork::npu {
 std::array<std::vector<sim::TaskWork>, 3> job_task_work(const JobPlan& job);
 
 // ns: one entry per weight of the job (one entry: a single matmul). cores: 1..3. m_max ≥ 1.
+// wtype kI4: int4 weights, W4A8 by splitting — each of the m rows is two int4 rows of the job.
 double estimate_job_ns(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns,
-                       uint32_t cores, int64_t m_max);
+                       uint32_t cores, int64_t m_max, Dtype wtype = Dtype::kI8);
 // The same job as a side of an overlapped call (sim::cost_overlapped_ns): its time, its submits'
 // fixed cost, its DDR bytes.
 sim::OverlapSide estimate_job_side(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns,
-                                   uint32_t cores, int64_t m_max);
+                                   uint32_t cores, int64_t m_max, Dtype wtype = Dtype::kI8);
 
 }  // namespace ork::npu

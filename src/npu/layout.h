@@ -23,8 +23,9 @@
 namespace ork::npu {
 
 // Operand type; outputs are int32 / fp32. kI4 names a weight packed by layout_int4.h (int4 codes,
-// two per byte, K chunks): only packed_weight_bytes, pad_n and dtype_name accept it here; the int8 /
-// fp16 packers and matmuls of this file and matmul.h throw for it (npu/matmul_int4.h runs it).
+// two per byte, K chunks of 480): only packed_weight_bytes, pad_n and dtype_name accept it here; the
+// int8 / fp16 packers of this file throw for it. matmul.h runs it (A: int4 codes held as int8_t,
+// C: int32, planned by task_split_int4.h).
 enum class Dtype { kI8, kF16, kI4 };
 
 const char* dtype_name(Dtype d);            // "i8" / "f16" / "i4"

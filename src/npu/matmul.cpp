@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "npu/regcmd_gen.h"
 #include "npu/registers.h"
+#include "npu/task_split_int4.h"
 
 namespace ork::npu {
 
@@ -61,6 +62,7 @@ uapi::Submit make_submit(const SplitPlan& plan, uint64_t task_obj_addr, uint32_t
 }
 
 void pack_a_for_plan(const SplitPlan& p, const void* a, uint8_t* dst) {
+  if (p.dtype == Dtype::kI4) return pack_a_for_plan_i4(p, static_cast<const int8_t*>(a), dst);
   const int64_t elt = elt_bytes(p.dtype);
   const uint8_t* src = static_cast<const uint8_t*>(a);
   const int64_t tiles = (p.mp + p.mt - 1) / p.mt;
@@ -77,6 +79,7 @@ void pack_a_for_plan(const SplitPlan& p, const void* a, uint8_t* dst) {
 }
 
 void unpack_c_for_plan(const SplitPlan& p, const uint8_t* src, void* c) {
+  if (p.dtype == Dtype::kI4) return unpack_c_for_plan_i4(p, src, static_cast<int32_t*>(c));
   for (int64_t s = 0; s < p.segments; ++s) {
     for (const TaskTile& t : p.tasks) {
       if (t.seg != s) continue;

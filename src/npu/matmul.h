@@ -1,5 +1,7 @@
-// Matmul on the NPU: C (M×N) = A (M×K) · Bᵀ with B stored N×K (a weight), int8×int8→int32 and
-// fp16×fp16→fp32, through Device (the rknpu driver or the simulator).
+// Matmul on the NPU: C (M×N) = A (M×K) · Bᵀ with B stored N×K (a weight), int8×int8→int32,
+// fp16×fp16→fp32 and int4×int4→int32 (int16 tasks over K chunks of 480, added in int32 on the host:
+// task_split_int4.h; A is then int4 codes in [−8, 7] held as int8_t), through Device (the rknpu
+// driver or the simulator).
 //
 // A weight lives packed in its own device buffer (PackedWeight), in one IOMMU domain; a weight cache
 // may destroy it at any time. Everything else a task touches (A, C, register commands, the task

@@ -2,7 +2,8 @@
 // packed by pack_b_i4), planned as int4 → int16 tasks (regcmd_int4.h) whose K chunks hold at most
 // kI4KChunk columns, so no task's int16 sum can overflow whatever the codes; the host widens each
 // task's int16 block and adds the K chunks in int32 (docs/hardware.md "int16 sums, K chunks and
-// overflow"). Used by the W4A8-by-split path (quant/int4_split.h) as well as for W4A4.
+// overflow"). One core, one job per call: the fidelity tests' and bench/board_model's first int4 path;
+// the model's int4 matmuls run through npu/matmul.h (task_split_int4.h).
 //
 // Scratch layout of a plan: the A scratch holds one dense (kc/32, mt, 32) block per (M tile, K
 // chunk); the C scratch one (nt/8, mt, 8) int16 block per task; B is read in place (chunk c's

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "npu/matmul.h"
 #include "npu/regcmd_gen.h"
+#include "npu/regcmd_int4.h"
 #include "npu/registers.h"
 
 namespace ork::npu {
@@ -81,14 +82,21 @@ void build_job(const JobPlan& job, const JobAddresses& addr, uint8_t* regcmd_hos
   for (size_t j = 0; j < count; ++j) {
     const JobPlan::Entry& at = job.order[j];
     const TaskTile& t = job.parts[at.part].tasks[at.task];
-    MatmulTaskDesc desc;
-    desc.dtype = job.dtype;
-    desc.m = uint32_t(t.mt), desc.k = uint32_t(t.ks), desc.n = uint32_t(t.nt);
     const uint64_t a = addr.a + t.a_off, b = addr.b[at.part] + t.b_off, c = addr.c + job.c_base[at.part] + t.c_off;
     ORK_CHECK(a < (uint64_t(1) << 32) && b < (uint64_t(1) << 32) && c < (uint64_t(1) << 32),
               "matmul task ", j, ": operand address above 4 GiB");
-    desc.a_addr = uint32_t(a), desc.b_addr = uint32_t(b), desc.c_addr = uint32_t(c);
-    gen_matmul_regcmd(desc, e.data());
+    if (job.dtype == Dtype::kI4) {
+      Int4TaskDesc desc;
+      desc.m = uint32_t(t.mt), desc.k = uint32_t(t.ks), desc.n = uint32_t(t.nt);
+      desc.a_addr = uint32_t(a), desc.b_addr = uint32_t(b), desc.c_addr = uint32_t(c);
+      gen_matmul_regcmd_i4(desc, e.data());
+    } else {
+      MatmulTaskDesc desc;
+      desc.dtype = job.dtype;
+      desc.m = uint32_t(t.mt), desc.k = uint32_t(t.ks), desc.n = uint32_t(t.nt);
+      desc.a_addr = uint32_t(a), desc.b_addr = uint32_t(b), desc.c_addr = uint32_t(c);
+      gen_matmul_regcmd(desc, e.data());
+    }
     const uint64_t here = addr.regcmd + j * uint64_t(kRegcmdStride);
     const bool last_of_core = j + 1 == count || job.parts[job.order[j + 1].part].tasks[job.order[j + 1].task].core != t.core;
     if (!last_of_core) {

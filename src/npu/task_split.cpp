@@ -5,6 +5,8 @@
 #include "core/error.h"
 #include "npu/regcmd_gen.h"
 #include "npu/registers.h"
+#include "npu/task_split_int4.h"
+#include "npu/layout_int4.h"
 
 namespace ork::npu {
 
@@ -30,8 +32,11 @@ int64_t plan_segment_width(const SplitPlan& p, int64_t s) {
 
 SplitPlan plan_split(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t max_cores, int64_t k_segment,
                      int64_t layout_np) {
+  if (d == Dtype::kI4) {  // K chunks of 480, int16 results: its own rules (task_split_int4.h)
+    ORK_CHECK(k_segment == 0, "plan_split: int4 matmuls have K chunks of ", kI4KChunk, " columns, not ", k_segment);
+    return plan_split_i4(m, k, n, max_cores, layout_np);
+  }
   check_dims(m, k, n, "plan_split");
-  ORK_CHECK(d != Dtype::kI4, "plan_split: int4 matmuls are planned by plan_int4 (npu/matmul_int4.h)");
   ORK_CHECK(max_cores >= 1 && max_cores <= 3, "plan_split: cores = ", max_cores, " (1..3)");
   ORK_CHECK(k_segment == 0 || (k_segment % kKAlign == 0 && k_segment >= kKAlign && k_segment <= kKSegmentMax),
             "plan_split: K segment ", k_segment, " is not a multiple of 32 in [32, ", kKSegmentMax, "]");

@@ -48,7 +48,8 @@ struct SplitPlan {
   uint64_t macs() const;
 };
 
-// Plans the tasks of an (m × k) · (n × k)ᵀ matmul on up to `max_cores` cores (1..3), for a weight
+// Plans the tasks of an (m × k) · (n × k)ᵀ matmul on up to `max_cores` cores (1..3) — for kI4 by
+// plan_split_i4 (task_split_int4.h; k_segment must be 0) — for a weight
 // packed in K segments of `k_segment` columns: 0 means k_segment_width(d), the layout pack_b writes;
 // another multiple of 32 up to kKSegmentMax only plans (register dumps compared with other
 // generators' one-task streams), it matches no packed weight. `layout_np`: the padded N of the packed

@@ -5,7 +5,10 @@
 //   - activations: rotated likewise, then int8 per row (W4A8: on the NPU, split into two int4 rows,
 //     quant/int4_split.h, which gives the same int32 sums) or int4 per row (W4A4);
 //   - per group the exact int32 sum, then y = Σ_g (float(sum_g) · sa) · sw_g (requant_int4.h).
-// The NPU path `--npu-wtype i4` (runtime/npu_matmul.h) computes w4a8-g32 bit for bit like this one.
+// The NPU path `--npu-wtype i4` (runtime/npu_matmul.h) computes w4a8 (per row) bit for bit like
+// this one.
+// The weights are kept as int4 codes two per byte (0.5 byte per weight, what the board model prices
+// for the CPU side of a split call: runtime/cpu_int4_cost.h).
 // Thread-safety: one matmul at a time (it runs on the pool); the lazy quantization of a weight on
 // first use is guarded by a mutex.
 #pragma once
@@ -33,20 +36,35 @@ class CpuInt4Matmul final : public model::MatmulBackend {
   CpuInt4Matmul(ThreadPool& pool, size_t n_weights, Int4Scheme scheme)
       : pool_(pool), scheme_(scheme), weights_(n_weights) {}
   void matmul(const model::Linear& w, const float* x, int64_t m, float* y) override;
+  // Output columns [n0, w.n) of y (m × w.n, row stride w.n; columns below n0 are not written): the
+  // same numbers matmul() writes there. 0 ≤ n0 < w.n. (The CPU side of a call split along N with
+  // the NPU, runtime/hybrid_matmul.h.)
+  void matmul_rows(const model::Linear& w, const float* x, int64_t m, int64_t n0, float* y);
   const char* name() const override { return "cpu-int4"; }
+  // RAM of the weights quantized so far (codes two per byte, and the scales).
+  uint64_t quantized_bytes() const;
 
   struct Weight {
     int64_t group = 0, groups = 0;
-    std::vector<int8_t> q;       // n × k codes −7..7
-    std::vector<float> scales;   // n × groups
+    std::vector<int8_t> q;         // n × k codes −7..7 (from quantize(); emptied once packed)
+    std::vector<uint8_t> nibbles;  // the codes two per byte: row j at j·row_bytes(), column t in
+                                   // byte t / 2, the even column in the low nibble
+    std::vector<float> scales;     // n × groups
+    int64_t row_bytes() const;
   };
   // The int4 weight of `w` under `scheme` (decode, rotate, quantize).
   static Weight quantize(const model::Linear& w, const Int4Scheme& scheme, ThreadPool* pool);
 
  private:
+  // The cached weight of `w` (quantized and packed on first use).
+  const Weight& weight(const model::Linear& w);
+  // xq_, sa_ = x (m × k) rotated and quantized per row (int8, or int4 for W4A4).
+  void quantize_input(const float* x, int64_t m, int64_t k);
+  // y (m × n, row stride ldy) = columns [n0, n0 + n) of the product with the quantized input.
+  void multiply(const Weight& q, int64_t k, int64_t n0, int64_t n, int64_t m, float* y, int64_t ldy);
   ThreadPool& pool_;
   Int4Scheme scheme_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::vector<float> xr_;
   std::vector<int8_t> xq_;
   std::vector<float> sa_;

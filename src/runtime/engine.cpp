@@ -151,8 +151,6 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
     device_ = npu::Device::open(dopts);
   }
   const npu::Dtype wtype = resolve_npu_wtype(options.npu_wtype, model_->weights());
-  ORK_CHECK(wtype == npu::Dtype::kI8 || options.schedule == Schedule::kNpu,
-            "--npu-wtype i4 runs every linear on the device: use --schedule npu (the schedule's CPU calls are int8)");
   weights::StoreOptions sopts;
   sopts.persist_path = options.persist_path;
   sopts.evict_src = options.evict_src;
@@ -197,10 +195,6 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
     scratch_shared_ = true;
     options.share_scratch_with->scratch_shared_ = true;
   }
-  if (!options.scratch_mem.empty() && wtype == npu::Dtype::kI4) {
-    throw ScratchMemError("scratch memory from the caller: int4 weights allocate their matmul scratch per call "
-                          "(--npu-wtype i4); use i8", 0, 0);
-  }
   if (!options.scratch_mem.empty()) import_scratch_mem(options.scratch_mem);
   std::unique_ptr<NpuMatmul> npu_backend;
   {
@@ -244,7 +238,7 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   }
   Scheduler scheduler(options.schedule, npu::sim::load_board_profile(options.npu.board_profile),
                       std::max<uint32_t>(1, std::min<uint32_t>(3, device_->caps().cores)), plan_->m_max,
-                      plan_->mode == weights::Residency::kResident);
+                      plan_->mode == weights::Residency::kResident, plan_->wtype);
   auto hybrid = std::make_unique<HybridMatmul>(std::move(npu_backend), *pool_, model_->weights().linears().size(),
                                                std::move(scheduler), options.npu.sim_timing_only);
   hybrid_ = hybrid.get();

@@ -25,7 +25,19 @@ std::string role(std::string_view name) {
 HybridMatmul::HybridMatmul(std::unique_ptr<NpuMatmul> npu, ThreadPool& pool, size_t n_weights, Scheduler scheduler,
                            bool skip_cpu_arithmetic)
     : npu_(std::move(npu)), cpu_(pool, n_weights), scheduler_(std::move(scheduler)),
-      skip_cpu_arithmetic_(skip_cpu_arithmetic) {}
+      skip_cpu_arithmetic_(skip_cpu_arithmetic) {
+  if (scheduler_.wtype() == npu::Dtype::kI4) {
+    cpu_i4_ = std::make_unique<CpuInt4Matmul>(pool, n_weights, Int4Scheme::parse("w4a8"));  // packed_int4.h's scheme
+  }
+}
+
+void HybridMatmul::cpu_matmul_rows(const model::Linear& w, const float* x, int64_t m, int64_t n0, float* y) {
+  if (cpu_i4_ != nullptr) {
+    n0 == 0 ? cpu_i4_->matmul(w, x, m, y) : cpu_i4_->matmul_rows(w, x, m, n0, y);
+  } else {
+    n0 == 0 ? cpu_.matmul(w, x, m, y) : cpu_.matmul_rows(w, x, m, n0, y);
+  }
+}
 
 const Choice& HybridMatmul::decide(std::span<const model::Linear* const> ws, int64_t m) {
   const auto key = std::make_tuple(ws[0]->index, ws.size(), m);
@@ -53,12 +65,12 @@ const Choice& HybridMatmul::decide(std::span<const model::Linear* const> ws, int
 
 void HybridMatmul::run_cpu(const model::Linear& w, const float* x, int64_t m, float* y) {
   cpu_calls_++;
-  cpu_modeled_ns_ += npu::sim::cost_cpu_matmul_ns(scheduler_.profile(), m, w.k, w.n);
+  cpu_modeled_ns_ += scheduler_.cpu_ns(m, w.k, w.n);
   if (skip_cpu_arithmetic_) {
     std::memset(y, 0, size_t(m * w.n) * sizeof(float));
     return;
   }
-  cpu_.matmul(w, x, m, y);
+  cpu_matmul_rows(w, x, m, 0, y);
 }
 
 void HybridMatmul::run_split(std::span<const model::Linear* const> ws, const float* x, int64_t m,
@@ -74,7 +86,7 @@ void HybridMatmul::run_split(std::span<const model::Linear* const> ws, const flo
           std::memset(ys[i] + r * ws[i]->n + c.npu_rows[i], 0, size_t(ws[i]->n - c.npu_rows[i]) * sizeof(float));
         }
       } else {
-        cpu_.matmul_rows(*ws[i], x, m, c.npu_rows[i], ys[i]);
+        cpu_matmul_rows(*ws[i], x, m, c.npu_rows[i], ys[i]);
       }
     }
   } catch (...) {
@@ -120,7 +132,7 @@ ScheduleStats HybridMatmul::stats() const {
   s.cpu_calls = cpu_calls_;
   s.split_calls = split_calls_;
   s.cpu_modeled_ns = cpu_modeled_ns_;
-  s.cpu_weight_bytes = cpu_.quantized_bytes();
+  s.cpu_weight_bytes = cpu_.quantized_bytes() + (cpu_i4_ != nullptr ? cpu_i4_->quantized_bytes() : 0);
   s.decisions = decisions_;
   return s;
 }

@@ -1,6 +1,7 @@
 // runtime::HybridMatmul — the MatmulBackend of an NPU device with a schedule (runtime/schedule.h):
 // each call (one linear, or a group sharing one input) runs on the NPU (NpuMatmul), on the CPU's
-// w8a8 int8 path (CpuInt8Matmul), or split along N — the first rows of every weight on the NPU (on
+// w8a8 int8 path (CpuInt8Matmul) — for int4 device weights (`--npu-wtype i4`) the CPU int4 path
+// with the same scheme, w4a8 per row (CpuInt4Matmul) — or split along N — the first rows of every weight on the NPU (on
 // an AsyncCall thread), the other rows on the CPU's pool at the same time — as the Scheduler
 // chooses for its shape. All compute the same integers, so the tokens are the same whichever it
 // picks (tests/runtime/schedule_test.cpp).
@@ -8,7 +9,8 @@
 // Modeled time: the simulator charges the NPU jobs; cpu_modeled_ns() holds the rest of the board
 // time — the calls run on the CPU, and for a split call the time it outlasts its NPU job.
 //
-// The CPU copy of a weight (int8 rows and scales) is made on its first CPU call and kept
+// The CPU copy of a weight (int8 rows and scales; int4: codes two per byte and scales) is made on
+// its first CPU call and kept
 // (stats().cpu_weight_bytes). With a timing-only simulator the CPU calls skip their arithmetic too
 // (outputs zero, meaningless as the simulator's), but their modeled time is counted.
 // Thread-safety: one forward pass at a time (as every backend); stats() between passes.
@@ -23,6 +25,7 @@
 #include "core/thread_pool.h"
 #include "model/matmul_backend.h"
 #include "runtime/async_call.h"
+#include "runtime/cpu_int4_matmul.h"
 #include "runtime/cpu_int8_matmul.h"
 #include "runtime/npu_matmul.h"
 #include "runtime/schedule.h"
@@ -62,6 +65,8 @@ class HybridMatmul final : public model::MatmulBackend {
   double cpu_modeled_ns() const { return cpu_modeled_ns_; }
 
  private:
+  // The CPU path of the device weight type: cpu_ (i8) or cpu_i4_ (i4).
+  void cpu_matmul_rows(const model::Linear& w, const float* x, int64_t m, int64_t n0, float* y);
   // The decision for this call (made once per (weights, m) and remembered), its calls counted.
   const Choice& decide(std::span<const model::Linear* const> ws, int64_t m);
   void run_cpu(const model::Linear& w, const float* x, int64_t m, float* y);
@@ -70,6 +75,7 @@ class HybridMatmul final : public model::MatmulBackend {
 
   std::unique_ptr<NpuMatmul> npu_;
   CpuInt8Matmul cpu_;
+  std::unique_ptr<CpuInt4Matmul> cpu_i4_;  // set when the scheduler's wtype is i4
   Scheduler scheduler_;
   bool skip_cpu_arithmetic_;
   std::map<std::tuple<int32_t, size_t, int64_t>, size_t> memo_;  // (first index, count, m) → decisions_

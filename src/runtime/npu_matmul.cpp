@@ -7,10 +7,8 @@
 #include "core/error.h"
 #include "core/quote.h"
 #include "quant/hadamard.h"
-#include "npu/matmul_int4.h"
 #include "quant/int4_split.h"
 #include "quant/requant.h"
-#include "quant/requant_int4.h"
 #include "weights/packed_int4.h"
 
 namespace ork::runtime {
@@ -21,8 +19,6 @@ NpuMatmul::NpuMatmul(npu::Device& device, weights::Cache& cache, weights::Prefet
   if (!scratch_) scratch_ = std::make_shared<npu::MatmulScratch>(device);
   const weights::Plan& plan = cache.plan();
   redirect_.resize(plan.weights.size());
-  // int4 calls allocate their scratch per call (the plan counted it): nothing to reserve.
-  if (plan.wtype == npu::Dtype::kI4) return;
   for (uint32_t d = 0; d < plan.domains_used && d < plan.scratch.size(); ++d) {
     scratch_->reserve(d, plan.scratch[d]);
   }
@@ -67,7 +63,7 @@ bool NpuMatmul::runs_as_one_job(std::span<const model::Linear* const> ws) {
     const weights::Plan& plan = cache->plan();
     const weights::WeightPlan& wp = plan.weights[size_t(widx)];
     if (plan.mode != weights::Residency::kResident || wp.slices.size() != 1 || w->k != ws[0]->k ||
-        wp.domain != domain || plan.wtype != npu::Dtype::kI8) {
+        wp.domain != domain || plan.wtype != c0->plan().wtype) {
       return false;
     }
   }
@@ -96,27 +92,47 @@ void NpuMatmul::run_resident_group(std::span<const model::Linear* const> ws, con
     }
   }
   const int64_t m_max = src[0].first->plan().m_max;
+  const bool i4 = packed[0]->dtype == npu::Dtype::kI4;
+  const int64_t rows_per_token = i4 ? 2 : 1;  // W4A8 by splitting: two int4 rows per token
+  if (i4) split_input(m, k);
+  const int8_t* a = i4 ? halves_.data() : xq_.data();
   group_c_.resize(ws.size());
   std::vector<void*> cs(ws.size());
   for (int64_t r0 = 0; r0 < m; r0 += m_max) {
     const int64_t mc = std::min(m_max, m - r0);
     for (size_t i = 0; i < ws.size(); ++i) {
-      group_c_[i].resize(size_t(mc * packed[i]->n));
+      group_c_[i].resize(size_t(rows_per_token * mc * packed[i]->n));
       cs[i] = group_c_[i].data();
     }
-    npu::run_matmul_group(device_, *scratch_, packed, xq_.data() + r0 * k, mc, cs);
+    npu::run_matmul_group(device_, *scratch_, packed, a + rows_per_token * r0 * k, rows_per_token * mc, cs);
     for (size_t i = 0; i < ws.size(); ++i) {
       const float* sb = src[i].first->scales(src[i].second);
       const int64_t n = ws[i]->n, nr = packed[i]->n;
+      const int32_t* sums = group_c_[i].data();
+      if (i4) sums = combine_halves(*ws[i], *src[i].first, src[i].second, sums, mc, 0, nr);
       if (nr == n) {  // the one slice covers every row of the weight: results land in place
-        quant::dequantize_i32(group_c_[i].data(), mc, n, sa_.data() + r0, sb, ys[i] + r0 * n);
+        quant::dequantize_i32(sums, mc, n, sa_.data() + r0, sb, ys[i] + r0 * n);
         continue;
       }
       ytmp_.resize(size_t(mc * nr));
-      quant::dequantize_i32(group_c_[i].data(), mc, nr, sa_.data() + r0, sb, ytmp_.data());
+      quant::dequantize_i32(sums, mc, nr, sa_.data() + r0, sb, ytmp_.data());
       copy_block(ytmp_.data(), mc, nr, ys[i] + r0 * n, n);
     }
   }
+}
+
+void NpuMatmul::split_input(int64_t m, int64_t k) {
+  halves_.resize(size_t(2 * m * k));
+  quant::split_int8_rows_to_int4(xq_.data(), m, k, halves_.data());
+}
+
+const int32_t* NpuMatmul::combine_halves(const model::Linear& w, const weights::Cache& cache, int32_t widx,
+                                         const int32_t* r, int64_t mc, int64_t n0, int64_t ns) {
+  const int32_t* corr = cache.corrections(widx);
+  ORK_CHECK(corr != nullptr, "weight ", quote(w.name()), " has no int4 corrections");
+  c_.resize(size_t(mc * ns));
+  quant::combine_int4_split(r, mc, ns, corr + n0, c_.data());
+  return c_.data();
 }
 
 void NpuMatmul::matmul_rows(std::span<const model::Linear* const> ws, const float* x, int64_t m,
@@ -139,26 +155,6 @@ void NpuMatmul::matmul_group(std::span<const model::Linear* const> ws, const flo
   run_resident_group(ws, x, m, ys, {});
 }
 
-void NpuMatmul::matmul_i4_rows(const model::Linear& w, weights::Cache& cache, int32_t widx,
-                               const weights::Slice& sl, const npu::PackedWeight& pw, int64_t r0, int64_t mc,
-                               float* y) {
-  const int64_t k = w.k, ns = sl.n1 - sl.n0, groups = weights::i4_groups(k);
-  halves_.resize(size_t(2 * mc * k));
-  quant::split_int8_rows_to_int4(xq_.data() + r0 * k, mc, k, halves_.data());
-  r_.resize(size_t(groups * 2 * mc * ns));
-  npu::matmul_i4_chunks(device_, pw.buf, halves_.data(), 2 * mc, k, ns, weights::kNpuI4Group, r_.data());
-  const int32_t* corr = cache.corrections(widx);
-  ORK_CHECK(corr != nullptr, "weight ", quote(w.name()), " has no int4 corrections");
-  c_.resize(size_t(groups * mc * ns));
-  for (int64_t g = 0; g < groups; ++g) {
-    quant::combine_int4_split(r_.data() + g * 2 * mc * ns, mc, ns, corr + g * w.n + sl.n0, c_.data() + g * mc * ns);
-  }
-  ytmp_.resize(size_t(mc * ns));
-  quant::dequantize_i32_groups(c_.data(), groups, mc, ns, sa_.data() + r0, cache.scales(widx) + sl.n0 * groups,
-                               ytmp_.data());
-  copy_block(ytmp_.data(), mc, ns, y + r0 * w.n + sl.n0, w.n);
-}
-
 void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {
   const auto [cache_ptr, widx] = source(w);
   weights::Cache& cache = *cache_ptr;
@@ -167,6 +163,8 @@ void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float*
   const weights::WeightPlan& wp = plan.weights[size_t(widx)];
   const int64_t k = w.k;
   quantize_input(x, m, k);
+  const bool i4 = plan.wtype == npu::Dtype::kI4;
+  if (i4) split_input(m, k);
 
   for (size_t s = 0; s < wp.slices.size(); ++s) {
     const weights::Slice& sl = wp.slices[s];
@@ -182,14 +180,20 @@ void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float*
     const int64_t ns = sl.n1 - sl.n0;
     for (int64_t r0 = 0; r0 < m; r0 += plan.m_max) {
       const int64_t mc = std::min(plan.m_max, m - r0);
-      if (lease.weight().dtype == npu::Dtype::kI4) {
-        matmul_i4_rows(w, cache, widx, sl, lease.weight(), r0, mc, y);
-        continue;
+      ORK_CHECK(lease.weight().dtype == plan.wtype, "weight ", quote(w.name()), " is loaded as ",
+                npu::dtype_name(lease.weight().dtype), ", the plan has ", npu::dtype_name(plan.wtype));
+      const int32_t* sums = nullptr;
+      if (i4) {
+        r_.resize(size_t(2 * mc * ns));
+        npu::run_matmul(device_, *scratch_, lease.weight(), halves_.data() + 2 * r0 * k, 2 * mc, r_.data());
+        sums = combine_halves(w, cache, widx, r_.data(), mc, sl.n0, ns);
+      } else {
+        c_.resize(size_t(mc * ns));
+        npu::matmul_i8(device_, *scratch_, lease.weight(), xq_.data() + r0 * k, mc, c_.data());
+        sums = c_.data();
       }
-      c_.resize(size_t(mc * ns));
       ytmp_.resize(size_t(mc * ns));
-      npu::matmul_i8(device_, *scratch_, lease.weight(), xq_.data() + r0 * k, mc, c_.data());
-      quant::dequantize_i32(c_.data(), mc, ns, sa_.data() + r0, sb, ytmp_.data());
+      quant::dequantize_i32(sums, mc, ns, sa_.data() + r0, sb, ytmp_.data());
       copy_block(ytmp_.data(), mc, ns, y + r0 * w.n + sl.n0, w.n);
     }
   }

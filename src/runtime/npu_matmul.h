@@ -7,11 +7,11 @@
 // are dequantized with activation × weight scales (quant::dequantize_i32). That is the same integer
 // math as ops::matmul_w8a8, so results are bit-identical to the CPU int8 path.
 // int4 weights (a plan of wtype kI4, weights/packed_int4.h): W4A8 by splitting — the int8 codes are
-// split into two int4 rows each (quant/int4_split.h), the device computes per group of 32 columns
-// the int4 sums of both halves (npu::matmul_i4_chunks), the host combines them with the weight's
-// corrections and dequantizes group by group (quant::dequantize_i32_groups): the arithmetic of the
-// CPU int4 path `--cpu-int4 w4a8-g32` (runtime/cpu_int4_matmul.h), bit for bit. Grouped calls run
-// one matmul after another; each int4 call allocates its own device scratch (npu/matmul_int4.h).
+// split into two int4 rows each (quant/int4_split.h), the device computes the int32 sums of both
+// halves with int4 tasks in the same cached, core-spread and grouped jobs as int8 (npu/matmul.h,
+// npu/task_split_int4.h), the host combines them with the weight's per-row corrections and
+// dequantizes with the per-row scales: the arithmetic of the CPU int4 path `--cpu-int4 w4a8`
+// (runtime/cpu_int4_matmul.h), bit for bit.
 // Thread-safety: one matmul at a time (it uses the device scratch); a scratch shared between two
 // NpuMatmuls must be used by one of them at a time (runtime::Engine serializes them).
 #pragma once
@@ -45,7 +45,7 @@ class NpuMatmul final : public model::MatmulBackend {
   bool runs_as_one_job(std::span<const model::Linear* const> ws);
   // The first rows[i] output columns of each ys[i] (row stride ws[i]->n; the other columns are not
   // written), as one job per chunk over the first rows[i] rows of each weight (npu::rows_view);
-  // rows[i] a multiple of 32 below ws[i]->n. The same numbers matmul_group writes there. Requires
+  // rows[i] a multiple of the kernel group (32 i8, 64 i4) below ws[i]->n. The same numbers matmul_group writes there. Requires
   // runs_as_one_job(ws).
   void matmul_rows(std::span<const model::Linear* const> ws, const float* x, int64_t m, std::span<float* const> ys,
                    std::span<const int64_t> rows);
@@ -73,9 +73,12 @@ class NpuMatmul final : public model::MatmulBackend {
                           std::span<float* const> ys, std::span<const int64_t> rows);
   // xq_, sa_ = x (m × k) rotated and quantized per row, as the packed weights were.
   void quantize_input(const float* x, int64_t m, int64_t k);
-  // Rows [r0, r0 + mc) of xq_ times slice `sl` of an int4 weight → y (row stride w.n, columns sl.n0..).
-  void matmul_i4_rows(const model::Linear& w, weights::Cache& cache, int32_t widx, const weights::Slice& sl,
-                      const npu::PackedWeight& pw, int64_t r0, int64_t mc, float* y);
+  // halves_ = xq_ (m × k) split into two int4 rows per token (quant/int4_split.h).
+  void split_input(int64_t m, int64_t k);
+  // The int32 sums of mc tokens × rows [n0, n0 + ns) of int4 weight `w` from the sums r (2mc × ns)
+  // of its split rows and the weight's corrections (in c_, returned).
+  const int32_t* combine_halves(const model::Linear& w, const weights::Cache& cache, int32_t widx,
+                                const int32_t* r, int64_t mc, int64_t n0, int64_t ns);
   npu::Device& device_;
   weights::Cache& cache_;
   weights::Prefetcher* prefetcher_;
@@ -88,7 +91,7 @@ class NpuMatmul final : public model::MatmulBackend {
   std::vector<float> sa_, ytmp_, xr_;  // xr_: the rotated activations (quant/hadamard.h)
   std::vector<int32_t> c_;
   std::vector<int8_t> halves_;          // int4: the split activation rows (2 per token)
-  std::vector<int32_t> r_;              // int4: per-group sums of the halves (groups × 2m × n)
+  std::vector<int32_t> r_;              // int4: sums of the halves (2m × n)
   std::vector<std::vector<int32_t>> group_c_;  // [part] int32 results of a grouped job
 };
 

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "npu/layout.h"
 #include "npu/sim/board_model.h"
 
 namespace ork::runtime {
@@ -37,7 +38,7 @@ struct Choice {
   double cpu_ns = 0;   // modeled board time on the CPU (every weight of the group)
   double split_ns = 0;       // modeled board time of the best split (0: none possible)
   double split_npu_ns = 0;   // of which the NPU job alone (what the simulator charges for it)
-  std::vector<int64_t> npu_rows;  // per weight, a multiple of 32 (split only)
+  std::vector<int64_t> npu_rows;  // per weight, a multiple of the kernel group, 32 (i8) / 64 (i4) (split only)
   const char* device() const { return split ? "split" : cpu ? "cpu" : "npu"; }
 };
 
@@ -47,8 +48,10 @@ constexpr int kSplitSteps = 16;
 class Scheduler {
  public:
   // cores: NPU cores a job may use; m_max: rows per NPU submit; resident: the plan keeps every weight
-  // on the device.
-  Scheduler(Schedule schedule, npu::sim::BoardProfile profile, uint32_t cores, int64_t m_max, bool resident);
+  // on the device; wtype: the device weights (kI4: NPU jobs of int4 tasks, W4A8 by splitting, and
+  // the CPU side priced as the CPU int4 path, runtime/cpu_int4_cost.h).
+  Scheduler(Schedule schedule, npu::sim::BoardProfile profile, uint32_t cores, int64_t m_max, bool resident,
+            npu::Dtype wtype = npu::Dtype::kI8);
 
   // The choice for (m × k) inputs against weights with ns[i] output rows each, run as one NPU job.
   // can_split: the NPU can run the first rows of these weights (one resident slice each).
@@ -58,12 +61,16 @@ class Scheduler {
   const npu::sim::BoardProfile& profile() const { return profile_; }
   // Why `auto` keeps everything on the NPU, or "" when it decides per call.
   const std::string& fixed_reason() const { return fixed_reason_; }
+  npu::Dtype wtype() const { return wtype_; }
+  // The modeled board time of an (m × k) · (n × k)ᵀ call on the CPU path of this weight type.
+  double cpu_ns(int64_t m, int64_t k, int64_t n) const;
 
  private:
   Schedule schedule_;
   npu::sim::BoardProfile profile_;
   uint32_t cores_;
   int64_t m_max_;
+  npu::Dtype wtype_;
   std::string fixed_reason_;
 };
 

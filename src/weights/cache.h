@@ -81,7 +81,7 @@ class Cache {
   // Scales of a weight (Linear::index; PackedView::scale_count() of them: per row for i8, n × groups
   // for i4); valid once any of its units was loaded.
   const float* scales(int32_t weight) const;
-  // i4 weights: the W4A8-by-splitting corrections, groups × n (int4_split_corrections); valid once
+  // i4 weights: the W4A8-by-splitting corrections, one per row (int4_split_corrections); valid once
   // any of its units was loaded. Null for i8.
   const int32_t* corrections(int32_t weight) const;
 

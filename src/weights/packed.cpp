@@ -23,7 +23,7 @@ int64_t slice_row_align(npu::Dtype dtype) { return dtype == npu::Dtype::kI4 ? np
 int64_t PackedView::scale_count() const {
   switch (dtype) {
     case npu::Dtype::kI8: return n;
-    case npu::Dtype::kI4: return n * i4_groups(k);
+    case npu::Dtype::kI4: return n;  // one per row (packed_int4.h)
     case npu::Dtype::kF16: return 0;
   }
   return 0;

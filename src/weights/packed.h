@@ -16,14 +16,14 @@ namespace ork::weights {
 
 // A non-owning view of packed bytes and scales (from a PackedHost or a mapped .orkpack).
 // dtype kI8 (the runtime's default): int8 codes + per-row scales. kI4 (--npu-wtype i4,
-// weights/packed_int4.h): int4 codes in K chunks + scales per row and group of 32 columns. kF16
+// weights/packed_int4.h): int4 codes in K chunks of 480 + one scale per row. kF16
 // (ork convert --dtype f16): fp16 bits in the native fp16 B layout, scales null.
 struct PackedView {
   const uint8_t* bytes = nullptr;  // packed_bytes(n, k, dtype) bytes, native B layout
-  const float* scales = nullptr;   // [scale_count()] (kI8: per row; kI4: n × groups); null for kF16
+  const float* scales = nullptr;   // [scale_count()] (kI8, kI4: per row); null for kF16
   int64_t n = 0, k = 0;
   npu::Dtype dtype = npu::Dtype::kI8;
-  int64_t scale_count() const;     // kI8: n; kI4: n · ceil(k / 32); kF16: 0
+  int64_t scale_count() const;     // kI8, kI4: n; kF16: 0
 };
 
 // Bytes of the packed int8 form of an N×K weight (padding included); of the `dtype` form.

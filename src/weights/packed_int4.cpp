@@ -11,8 +11,6 @@
 
 namespace ork::weights {
 
-int64_t i4_groups(int64_t k) { return npu::i4_k_chunks(npu::pad_k(k), kNpuI4Group); }
-
 QuantizedRowsI4 quantize_linear_i4(const model::Linear& w, int64_t group, ThreadPool* pool) {
   QuantizedRowsI4 r;
   if (group < w.k) npu::check_i4_chunk(group);
@@ -38,14 +36,14 @@ QuantizedRowsI4 quantize_linear_i4(const model::Linear& w, int64_t group, Thread
 }
 
 PackedHost pack_linear_i4(const model::Linear& w, ThreadPool* pool) {
-  QuantizedRowsI4 q = quantize_linear_i4(w, kNpuI4Group, pool);
-  ORK_CHECK(q.groups == i4_groups(w.k), "pack_linear_i4: ", q.groups, " scale groups for K = ", w.k);
+  QuantizedRowsI4 q = quantize_linear_i4(w, w.k, pool);
+  ORK_CHECK(q.groups == 1, "pack_linear_i4: ", q.groups, " scale groups for K = ", w.k);
   PackedHost p;
   p.n = w.n;
   p.k = w.k;
   p.dtype = npu::Dtype::kI4;
   p.bytes.resize(npu::packed_weight_bytes_i4(w.n, w.k));
-  npu::pack_b_i4(q.q.data(), w.n, w.k, p.bytes.data(), false, kNpuI4Group);
+  npu::pack_b_i4(q.q.data(), w.n, w.k, p.bytes.data(), false, npu::kI4KChunk);
   p.scales = std::move(q.scales);
   return p;
 }
@@ -58,25 +56,24 @@ void copy_rows_i4(const PackedView& w, int64_t n0, int64_t n1, uint8_t* dst) {
   const int64_t np = npu::pad_n_i4(w.n), kp = npu::pad_k(w.k);
   const int64_t np_slice = npu::pad_n_i4(n1 - n0);
   // Within a chunk the 64-row groups are outermost: the slice's rows are one run of bytes.
-  for (int64_t c = 0; c < npu::i4_k_chunks(kp, kNpuI4Group); ++c) {
-    const int64_t kc = npu::i4_chunk_width(c, kp, kNpuI4Group);
-    const uint8_t* src = w.bytes + npu::i4_chunk_offset(c, np, kNpuI4Group) + n0 * kc / 2;
-    std::memcpy(dst + npu::i4_chunk_offset(c, np_slice, kNpuI4Group), src, size_t(np_slice * kc / 2));
+  for (int64_t c = 0; c < npu::i4_k_chunks(kp); ++c) {
+    const int64_t kc = npu::i4_chunk_width(c, kp);
+    const uint8_t* src = w.bytes + npu::i4_chunk_offset(c, np) + n0 * kc / 2;
+    std::memcpy(dst + npu::i4_chunk_offset(c, np_slice), src, size_t(np_slice * kc / 2));
   }
 }
 
 std::vector<int32_t> int4_split_corrections(const PackedView& w) {
   ORK_CHECK(w.dtype == npu::Dtype::kI4, "int4_split_corrections: the weight is ", npu::dtype_name(w.dtype));
   const int64_t np = npu::pad_n_i4(w.n), kp = npu::pad_k(w.k);
-  const int64_t groups = npu::i4_k_chunks(kp, kNpuI4Group);
-  std::vector<int32_t> corr(size_t(groups * w.n));
-  for (int64_t g = 0; g < groups; ++g) {
-    const int64_t kc = npu::i4_chunk_width(g, kp, kNpuI4Group);
-    const uint8_t* block = w.bytes + npu::i4_chunk_offset(g, np, kNpuI4Group);
+  std::vector<int32_t> corr(size_t(w.n), 0);
+  for (int64_t c = 0; c < npu::i4_k_chunks(kp); ++c) {
+    const int64_t kc = npu::i4_chunk_width(c, kp);
+    const uint8_t* block = w.bytes + npu::i4_chunk_offset(c, np);
     for (int64_t j = 0; j < w.n; ++j) {
       int32_t s = 0;
       for (int64_t t = 0; t < kc; ++t) s += npu::i4_nibble(block[npu::i4_b_byte_in_chunk(j, t, kc)], npu::i4_high_nibble(t));
-      corr[size_t(g * w.n + j)] = 8 * s;
+      corr[size_t(j)] += 8 * s;
     }
   }
   return corr;

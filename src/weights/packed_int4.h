@@ -1,12 +1,12 @@
 // The int4 device form of a linear weight (`--npu-wtype i4`; docs/quant.md "int4 on the NPU"):
 // W (N rows of K) decoded, rotated by the int8 path's block-Hadamard transform (quant/hadamard.h),
-// quantized to int4 codes −7..7 with one f32 scale per row and group of kNpuI4Group columns
-// (quant/requant_int4.h; one group per row when K ≤ kNpuI4Group), and packed in the NPU's int4 B
-// layout with K chunks of kNpuI4Group columns (npu/layout_int4.h), so each group is one int4 task
-// with its own int16 sum. The CPU int4 path (`--cpu-int4 w4a8-g32`, runtime/cpu_int4_matmul.h)
-// quantizes with the same function, so the two agree bit for bit.
-// PackedView of this form: dtype kI4, bytes npu::packed_weight_bytes_i4(n, k), scales n × groups
-// (row-major: scales[row · groups + g]), groups = i4_groups(k).
+// quantized to int4 codes −7..7 with one f32 scale per row (quant/requant_int4.h), and packed in the
+// NPU's int4 B layout with K chunks of npu::kI4KChunk (480) columns (npu/layout_int4.h): each chunk
+// is one int4 task whose int16 sum cannot overflow, the chunks' sums are added in int32 on the host
+// (npu/task_split_int4.h), so the device gives the exact int32 row sums. The CPU int4 path
+// (`--cpu-int4 w4a8`, runtime/cpu_int4_matmul.h) quantizes with the same function, so the two agree
+// bit for bit.
+// PackedView of this form: dtype kI4, bytes npu::packed_weight_bytes_i4(n, k), scales n (one per row).
 // Pure functions, thread-safe (the pool, when given, runs rows in parallel).
 #pragma once
 
@@ -19,11 +19,6 @@
 
 namespace ork::weights {
 
-inline constexpr int64_t kNpuI4Group = 32;  // weight-scale group = K chunk of an int4 task
-
-// Scale groups per row of a K-column int4 weight: ceil(K / 32) (= the K chunks of its packing).
-int64_t i4_groups(int64_t k);
-
 // W decoded, rotated and quantized to int4: q is N×K codes (row-major), scales N × groups.
 struct QuantizedRowsI4 {
   int64_t group = 0;   // columns per scale group (K when group ≥ K)
@@ -34,7 +29,7 @@ struct QuantizedRowsI4 {
 // `group`: a multiple of 32 in [32, 480], or ≥ K for one scale per row (ork::Error otherwise).
 QuantizedRowsI4 quantize_linear_i4(const model::Linear& w, int64_t group, ThreadPool* pool);
 
-// quantize_linear_i4 with kNpuI4Group, then npu::pack_b_i4 with K chunks of kNpuI4Group columns.
+// quantize_linear_i4 with one scale per row, then npu::pack_b_i4 with K chunks of npu::kI4KChunk.
 PackedHost pack_linear_i4(const model::Linear& w, ThreadPool* pool);
 
 // Writes rows [n0, n1) of a kI4 weight — exactly what packing those rows alone gives — to dst
@@ -42,8 +37,8 @@ PackedHost pack_linear_i4(const model::Linear& w, ThreadPool* pool);
 // or w.n (ork::Error otherwise).
 void copy_rows_i4(const PackedView& w, int64_t n0, int64_t n1, uint8_t* dst);
 
-// The W4A8-by-splitting correction of every (group, row) of a kI4 weight: corr[g · n + j] =
-// 8 · Σ codes of row j in K chunk g (quant/int4_split.h), read from the packed bytes. groups × n.
+// The W4A8-by-splitting correction of every row of a kI4 weight: corr[j] = 8 · Σ codes of row j
+// (quant/int4_split.h), read from the packed bytes. n entries.
 std::vector<int32_t> int4_split_corrections(const PackedView& w);
 
 }  // namespace ork::weights

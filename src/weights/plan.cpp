@@ -5,7 +5,6 @@
 #include "core/checked.h"
 #include "core/error.h"
 #include "core/quote.h"
-#include "npu/matmul_int4.h"
 #include "weights/packed.h"
 #include "weights/packed_int4.h"
 
@@ -72,35 +71,26 @@ std::vector<Slice> slice_weight(const model::Linear& w, uint64_t max_bytes, npu:
 // The plan cache's tasks for one weight: each slice at M = 1 (decode) and M = m_max (prefill
 // chunks), twice over, so that other row counts (a prefill's last chunk) fit beside them for a while
 // before the cache starts over (npu::MatmulScratch). Fused jobs (Q/K/V, gate/up) take the sum of
-// their parts' tasks.
-uint64_t plan_tasks_for(const WeightPlan& w, int64_t m_max, uint32_t cores) {
+// their parts' tasks. An int4 weight's jobs have two rows of int4 codes per token (W4A8 by
+// splitting, quant/int4_split.h).
+uint64_t plan_tasks_for(const WeightPlan& w, int64_t m_max, uint32_t cores, npu::Dtype wtype) {
+  const int64_t rows = wtype == npu::Dtype::kI4 ? 2 : 1;
   uint64_t t = 0;
   for (const Slice& s : w.slices) {
-    t += npu::matmul_tasks(1, w.linear->k, s.n1 - s.n0, npu::Dtype::kI8, cores);
-    if (m_max > 1) t += npu::matmul_tasks(m_max, w.linear->k, s.n1 - s.n0, npu::Dtype::kI8, cores);
+    t += npu::matmul_tasks(rows, w.linear->k, s.n1 - s.n0, wtype, cores);
+    if (m_max > 1) t += npu::matmul_tasks(rows * m_max, w.linear->k, s.n1 - s.n0, wtype, cores);
   }
   return 2 * t;
 }
 
-// What one int4 matmul of a slice allocates for its call (npu::matmul_i4_chunks): the A and C
-// scratch, register commands and task array of W4A8 by splitting (2 · m_max int4 rows).
-npu::ScratchNeed scratch_for_i4(const WeightPlan& w, int64_t m_max) {
-  npu::ScratchNeed need;
-  for (const Slice& s : w.slices) {
-    const npu::Int4Plan p = npu::plan_int4(2 * m_max, w.linear->k, s.n1 - s.n0, kNpuI4Group);
-    need.merge({p.a_bytes, p.c_bytes, p.tasks.size() * npu::kRegcmdStride, p.tasks.size() * sizeof(npu::uapi::Task), 0});
-  }
-  return need;
-}
-
 // The scratch of one weight; plan_tasks add up over the weights of a domain (scratch_add).
 npu::ScratchNeed scratch_for(const WeightPlan& w, int64_t m_max, uint32_t cores, npu::Dtype wtype) {
-  if (wtype == npu::Dtype::kI4) return scratch_for_i4(w, m_max);
+  const int64_t rows = wtype == npu::Dtype::kI4 ? 2 * m_max : m_max;
   npu::ScratchNeed need;
   for (const Slice& s : w.slices) {
-    need.merge(npu::scratch_need(m_max, w.linear->k, s.n1 - s.n0, npu::Dtype::kI8, cores));
+    need.merge(npu::scratch_need(rows, w.linear->k, s.n1 - s.n0, wtype, cores));
   }
-  need.plan_tasks = plan_tasks_for(w, m_max, cores);
+  need.plan_tasks = plan_tasks_for(w, m_max, cores, wtype);
   return need;
 }
 

@@ -1,8 +1,10 @@
 // `--npu-wtype i4` through the whole Engine on the simulated NPU: the logits are bit-identical to the
-// CPU int4 path with the same scheme (`--cpu-int4 w4a8-g32`), resident and streamed; the plan holds
-// about half the int8 bytes; auto picks i4 for 4/5-bit sources only; i4 refuses the hybrid schedule.
+// CPU int4 path with the same scheme (`--cpu-int4 w4a8`), resident and streamed; the plan holds
+// about half the int8 bytes; auto picks i4 for 4/5-bit sources only; the hybrid schedule's CPU and
+// split calls give the same logits.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "model/test_models.h"
 #include "runtime/context.h"
 #include "runtime/engine.h"
+#include "runtime/hybrid_matmul.h"
 #include "runtime/npu_wtype.h"
 
 namespace ork::runtime {
@@ -27,7 +30,7 @@ class NpuInt4Path : public ::testing::Test {
     o.device = device;
     o.threads = 2;
     if (std::strcmp(device, "cpu") == 0) {
-      o.cpu_int4 = "w4a8-g32";
+      o.cpu_int4 = "w4a8";
     } else {
       o.npu_wtype = NpuWtype::kI4;
     }
@@ -113,16 +116,46 @@ TEST_F(NpuInt4Path, AutoPicksI4ForFourAndFiveBitSourcesOnly) {
   EXPECT_EQ(e.plan()->wtype, npu::Dtype::kI4);
 }
 
-TEST_F(NpuInt4Path, RefusesTheHybridScheduleCallerScratchAndBadNames) {
-  EngineOptions o = options("sim");
-  o.schedule = Schedule::kAuto;
-  EXPECT_THROW({ Engine e(o); }, Error);
-  EngineOptions m = options("sim");
-  m.scratch_mem.push_back({-1, 1 << 20});  // int4 calls allocate their own scratch
-  EXPECT_THROW({ Engine e(m); }, ScratchMemError);
+TEST_F(NpuInt4Path, RefusesBadNames) {
   EXPECT_THROW(parse_npu_wtype("int4"), Error);
   EXPECT_EQ(parse_npu_wtype("auto"), NpuWtype::kAuto);
   EXPECT_STREQ(npu_wtype_name(NpuWtype::kI4), "i4");
+}
+
+// --schedule cpu and auto with i4: the CPU side is the CPU int4 path (w4a8 per row), so every call —
+// on the NPU, on the CPU, or split along N between them — gives the --cpu-int4 w4a8 logits.
+TEST_F(NpuInt4Path, ScheduledCallsGiveTheCpuInt4LogitsBitForBit) {
+  std::FILE* f = std::fopen(dir_.file("split.json").c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("{\"name\": \"split-everything\", \"submit_us\": 1, \"task_us\": 0.1, \"ddr_gbps\": 0.5, "
+             "\"cpu_read_gbps\": 0.5, \"ddr_total_gbps\": 1, \"cpu_call_us\": 1, \"cpu_int8_gmacs\": 1000}",
+             f);
+  std::fclose(f);
+  Engine cpu(options("cpu"));
+  const auto want = logits(cpu);
+  EngineOptions on_cpu = options("sim");
+  on_cpu.schedule = Schedule::kCpu;
+  EngineOptions split = options("sim");
+  split.schedule = Schedule::kAuto;
+  split.npu.board_profile = dir_.file("split.json");
+  for (const EngineOptions* o : {&on_cpu, &split}) {
+    Engine e(*o);
+    const auto got = logits(e);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(std::memcmp(got[i].data(), want[i].data(), got[i].size() * sizeof(float)), 0)
+          << schedule_name(o->schedule) << ", step " << i;
+    }
+    const ScheduleStats s = e.hybrid()->stats();
+    if (o == &on_cpu) {
+      EXPECT_EQ(s.npu_calls + s.split_calls, 0u);
+      EXPECT_GT(s.cpu_weight_bytes, 0u);
+      continue;
+    }
+    EXPECT_GT(s.split_calls, 0u) << s.to_text();
+    for (const ScheduleStats::Decision& d : s.decisions)
+      for (int64_t r : d.choice.npu_rows) EXPECT_EQ(r % 64, 0) << d.what;
+  }
 }
 
 }  // namespace

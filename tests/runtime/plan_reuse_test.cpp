@@ -1,5 +1,5 @@
-// Plan once, submit many, on the simulated NPU through the whole Engine: after the first decoded
-// token no register command is generated again, every layer runs as four jobs (Q/K/V, O, gate/up,
+// Plan once, submit many, on the simulated NPU through the whole Engine, int8 and int4 weights
+// (`--npu-wtype i8|i4`): after the first decoded token no register command is generated again, every layer runs as four jobs (Q/K/V, O, gate/up,
 // down) plus one for the output, and the logits are bit-identical to one-matmul-per-job runs (the
 // CPU int8 path, the NPU path's bit-exact reference).
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include "model/test_models.h"
 #include "runtime/context.h"
 #include "runtime/engine.h"
+#include "runtime/npu_wtype.h"
 
 namespace ork::runtime {
 namespace {
@@ -27,11 +28,23 @@ class PlanReuse : public ::testing::Test {
     o.cpu_int8 = std::strcmp(device, "cpu") == 0;
     return o;
   }
+  // Decodes six tokens after a prefill and one decoded token: no register commands regenerated,
+  // 4 submits per layer and one for the output.
+  void expect_no_regeneration(const EngineOptions& o);
   testing::TempDir dir_;
 };
 
 TEST_F(PlanReuse, NoRegisterCommandsAreGeneratedAfterTheFirstToken) {
-  Engine e(options("sim"));
+  for (NpuWtype wtype : {NpuWtype::kI8, NpuWtype::kI4}) {
+    SCOPED_TRACE(wtype == NpuWtype::kI8 ? "i8" : "i4");
+    EngineOptions o = options("sim");
+    o.npu_wtype = wtype;
+    expect_no_regeneration(o);
+  }
+}
+
+void PlanReuse::expect_no_regeneration(const EngineOptions& o) {
+  Engine e(o);
   ASSERT_NE(e.scratch(), nullptr);
   Context ctx(e, 64);
   ctx.eval({1, 7, 300, 42, 5});  // prefill: the M = 5 jobs

@@ -16,6 +16,7 @@
 #include "npu/matmul.h"
 #include "npu/matmul_job.h"
 #include "runtime/context.h"
+#include "runtime/cpu_int4_cost.h"
 #include "runtime/engine.h"
 #include "runtime/hybrid_matmul.h"
 #include "runtime/schedule.h"
@@ -229,6 +230,26 @@ TEST(Schedule, AutoSplitsALargeDecodeWeightBetweenTheNpuAndTheCpu) {
   EXPECT_FALSE(s.choose(1, 1536, gate_up, false).split);
   EXPECT_FALSE(Scheduler(Schedule::kNpu, kProfile, 3, 128, true).choose(1, 1536, gate_up).split);
   EXPECT_FALSE(Scheduler(Schedule::kAuto, kProfile, 3, 128, false).choose(1, 1536, gate_up).split);
+}
+
+// --npu-wtype i4: the NPU side is priced as its int4 job (2 int4 rows per token), the CPU side by
+// the CPU int4 path's bytes (half a byte per weight), and splits move in 64-row steps.
+TEST(Schedule, Int4WeightsArePricedAsInt4OnBothSides) {
+  const Scheduler s8(Schedule::kAuto, kProfile, 3, 128, true);
+  const Scheduler s4(Schedule::kAuto, kProfile, 3, 128, true, npu::Dtype::kI4);
+  EXPECT_EQ(s4.cpu_ns(1, 1536, 8960), cost_cpu_int4_matmul_ns(kProfile, 1, 1536, 8960));
+  EXPECT_DOUBLE_EQ(cpu_int4_matmul_bytes(1536, 8960), 8960.0 * 768 + 4.0 * 8960);
+  EXPECT_DOUBLE_EQ(cost_cpu_int4_matmul_ns(kProfile, 1, 1536, 8960),
+                   kProfile.cpu_call_us * 1e3 + cpu_int4_matmul_bytes(1536, 8960) / kProfile.cpu_read_gbps);
+  EXPECT_LT(s4.cpu_ns(1, 1536, 8960), 0.51 * s8.cpu_ns(1, 1536, 8960));
+  const int64_t gate_up[] = {8960, 8960};
+  const Choice c4 = s4.choose(1, 1536, gate_up), c8 = s8.choose(1, 1536, gate_up);
+  EXPECT_DOUBLE_EQ(c4.npu_ns, npu::estimate_job_ns(kProfile, 1, 1536, gate_up, 3, 128, npu::Dtype::kI4));
+  EXPECT_LT(c4.npu_ns, c8.npu_ns);
+  ASSERT_TRUE(c4.split);
+  for (int64_t r : c4.npu_rows) EXPECT_EQ(r % 64, 0);
+  EXPECT_LT(c4.split_ns, c8.split_ns);
+  EXPECT_THROW(Scheduler(Schedule::kAuto, kProfile, 3, 128, true, npu::Dtype::kF16), Error);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "model/test_models.h"
 #include "runtime/context.h"
 #include "runtime/engine.h"
+#include "runtime/npu_wtype.h"
 
 namespace ork::runtime {
 namespace {
@@ -46,20 +47,35 @@ class ScratchMem : public ::testing::Test {
     out.insert(out.end(), l, l + ctx.n_vocab());
     return out;
   }
+  // Engine `base` with its scratch in caller memory sized by plan_memory: the logits of `base` with
+  // its own scratch, the caller bytes imported, nothing else of ork's but weights and task arrays.
+  void expect_caller_scratch(const EngineOptions& base);
   testing::TempDir dir_;
   std::vector<int> fds_;
 };
 
 TEST_F(ScratchMem, CallerMemoryHoldsTheScratchAndTheLogitsAreBitIdentical) {
-  const MemoryPlan plan = plan_memory(options(), 64);
-  ASSERT_GT(plan.domains_used, 1u);
+  ASSERT_GT(plan_memory(options(), 64).domains_used, 1u);  // one memory per domain
+  expect_caller_scratch(options());
+}
+
+// int4 weights (--npu-wtype i4) run through the same matmul scratch: the same holds.
+TEST_F(ScratchMem, CallerMemoryHoldsTheInt4Scratch) {
+  EngineOptions o = options();
+  o.npu_wtype = NpuWtype::kI4;
+  expect_caller_scratch(o);
+}
+
+void ScratchMem::expect_caller_scratch(const EngineOptions& base) {
+  const MemoryPlan plan = plan_memory(base, 64);
+  ASSERT_GE(plan.domains_used, 1u);
   ASSERT_EQ(plan.scratch_caller_bytes.size(), plan.domains_used);
   std::vector<float> expected;
   {
-    Engine own(options());
+    Engine own(base);
     expected = run(own);
   }
-  EngineOptions o = options();
+  EngineOptions o = base;
   uint64_t caller = 0, tasks = 0;
   for (uint32_t d = 0; d < plan.domains_used; ++d) {
     o.scratch_mem.push_back(memfd(plan.scratch_caller_bytes[d]));

@@ -157,7 +157,7 @@ TEST_F(PerplexityKld, CpuInt4ComparesWithTheBaseAndRefusesBadSchemes) {
   const std::string base = save_base("exact.kld", "--exact");
   const OrkResult r8 = ork("perplexity -m " + model_ + " --cpu-int8 --json -t 2 --kl-divergence " + base);
   ASSERT_EQ(r8.status, 0) << r8.err;
-  const OrkResult r4 = ork("perplexity -m " + model_ + " --cpu-int4 w4a8-g32 --json -t 2 --kl-divergence " + base);
+  const OrkResult r4 = ork("perplexity -m " + model_ + " --cpu-int4 w4a8 --json -t 2 --kl-divergence " + base);
   ASSERT_EQ(r4.status, 0) << r4.err;
   EXPECT_NE(r4.out.find("\"device\":\"cpu-int4\""), std::string::npos) << r4.out;
   const double k8 = json_number(r8.out, "kld_mean"), k4 = json_number(r4.out, "kld_mean");
@@ -171,11 +171,11 @@ TEST_F(PerplexityKld, CpuInt4ComparesWithTheBaseAndRefusesBadSchemes) {
   }
 }
 
-// --npu-wtype i4 on the simulated NPU computes what --cpu-int4 w4a8-g32 computes: the same figures
+// --npu-wtype i4 on the simulated NPU computes what --cpu-int4 w4a8 computes: the same figures
 // against a base; a bad name, or the flag with --device cpu, is one usage line, status 2.
 TEST_F(PerplexityKld, NpuInt4OnTheSimulatorEqualsTheCpuInt4Path) {
   const std::string base = save_base("exact.kld", "--exact");
-  const OrkResult rc = ork("perplexity -m " + model_ + " --cpu-int4 w4a8-g32 --json -t 2 --kl-divergence " + base);
+  const OrkResult rc = ork("perplexity -m " + model_ + " --cpu-int4 w4a8 --json -t 2 --kl-divergence " + base);
   ASSERT_EQ(rc.status, 0) << rc.err;
   const OrkResult rs = ork("perplexity -m " + model_ + " --device sim --npu-wtype i4 --json -t 2 --kl-divergence " + base);
   ASSERT_EQ(rs.status, 0) << rs.err;

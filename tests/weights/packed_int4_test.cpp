@@ -1,6 +1,6 @@
-// weights::packed_int4: the int4 device form is quantize_linear_i4 (decode, rotate, int4 per row
-// and group of 32) packed in K chunks of 32; copy_rows of a slice equals packing that slice's rows
-// alone; the W4A8 corrections read from the packed bytes equal 8 · Σ codes per group; the plan
+// weights::packed_int4: the int4 device form is quantize_linear_i4 (decode, rotate, int4 with one
+// scale per row) packed in K chunks of 480; copy_rows of a slice equals packing that slice's rows
+// alone; the W4A8 corrections read from the packed bytes equal 8 · Σ codes per row; the plan
 // counts int4 bytes.
 #include <gtest/gtest.h>
 
@@ -36,49 +36,48 @@ std::unique_ptr<model::Model> model_with_k(testing::TempDir& dir, int64_t k) {
   return model::Model::load(path);
 }
 
-TEST(PackedInt4, PacksTheQuantizedRowsInChunksOf32) {
+TEST(PackedInt4, PacksTheQuantizedRowsPerRowInChunksOf480) {
   testing::TempDir dir;
-  const auto m = model_with_k(dir, 96);
+  const auto m = model_with_k(dir, 1024);  // three K chunks: 480, 480, 64
   const model::Linear& w = m->weights().output;
   const PackedHost p = pack_linear_i4(w, nullptr);
   ASSERT_EQ(p.dtype, npu::Dtype::kI4);
   ASSERT_EQ(p.bytes.size(), npu::packed_weight_bytes_i4(w.n, w.k));
   ASSERT_EQ(p.bytes.size(), packed_bytes(w.n, w.k, npu::Dtype::kI4));
-  EXPECT_EQ(i4_groups(w.k), 3);
-  EXPECT_EQ(p.view().scale_count(), w.n * 3);
-  // The contract, step by step: decode, rotate by the int8 path's block, int4 per group of 32.
+  EXPECT_EQ(p.view().scale_count(), w.n);
+  // The contract, step by step: decode, rotate by the int8 path's block, int4 with one scale per row.
   std::vector<float> f(size_t(w.k));
   std::vector<int8_t> q(size_t(w.n * w.k));
-  std::vector<float> sc(size_t(w.n * 3));
+  std::vector<float> sc(size_t(w.n));
   const int64_t rb = quant::row_bytes(w.w->type, w.k);
   for (int64_t r = 0; r < w.n; ++r) {
     quant::decode_row(w.w->type, w.w->data + r * rb, f.data(), w.k);
     quant::hadamard_rotate_rows(f.data(), 1, w.k, quant::int8_rotation_block(w.k));
-    quant::quantize_weights_i4(f.data(), 1, w.k, 32, q.data() + r * w.k, sc.data() + r * 3);
+    quant::quantize_weights_i4(f.data(), 1, w.k, w.k, q.data() + r * w.k, sc.data() + r);
   }
   EXPECT_EQ(p.scales, sc);
   std::vector<int8_t> back(q.size());
-  npu::unpack_b_i4(p.bytes.data(), w.n, w.k, back.data(), kNpuI4Group);
+  npu::unpack_b_i4(p.bytes.data(), w.n, w.k, back.data(), npu::kI4KChunk);
   EXPECT_EQ(back, q);
-  const QuantizedRowsI4 qr = quantize_linear_i4(w, 32, nullptr);
-  EXPECT_EQ(qr.q, q);
-  EXPECT_EQ(qr.groups, 3);
+  const QuantizedRowsI4 qr = quantize_linear_i4(w, 32, nullptr);  // groups (the CPU path's w4a8-g32)
+  EXPECT_EQ(qr.groups, 32);
   EXPECT_THROW(quantize_linear_i4(w, 48, nullptr), Error);  // not a multiple of 32
   EXPECT_EQ(quantize_linear_i4(w, 4096, nullptr).groups, 1);  // ≥ K: one scale per row
+  EXPECT_EQ(quantize_linear_i4(w, 4096, nullptr).q, q);
 }
 
 TEST(PackedInt4, CopyRowsEqualsPackingTheRowsAlone) {
   testing::TempDir dir;
-  for (int64_t k : {64, 96}) {
+  for (int64_t k : {64, 96, 1024}) {
     const auto m = model_with_k(dir, k);
     const model::Linear& w = m->weights().output;
     const PackedHost whole = pack_linear_i4(w, nullptr);
-    const QuantizedRowsI4 q = quantize_linear_i4(w, kNpuI4Group, nullptr);
+    const QuantizedRowsI4 q = quantize_linear_i4(w, w.k, nullptr);
     for (auto [n0, n1] : {std::pair<int64_t, int64_t>{0, 64}, {64, 192}, {128, 300}, {0, 300}, {256, 300}}) {
       std::vector<uint8_t> slice(npu::packed_weight_bytes_i4(n1 - n0, w.k));
       copy_rows(whole.view(), n0, n1, slice.data());
       std::vector<uint8_t> alone(slice.size());
-      npu::pack_b_i4(q.q.data() + n0 * w.k, n1 - n0, w.k, alone.data(), false, kNpuI4Group);
+      npu::pack_b_i4(q.q.data() + n0 * w.k, n1 - n0, w.k, alone.data(), false, npu::kI4KChunk);
       EXPECT_EQ(slice, alone) << "k " << k << " rows [" << n0 << ", " << n1 << ")";
     }
     std::vector<uint8_t> out(npu::packed_weight_bytes_i4(64, w.k));
@@ -87,20 +86,19 @@ TEST(PackedInt4, CopyRowsEqualsPackingTheRowsAlone) {
   }
 }
 
-TEST(PackedInt4, CorrectionsAreEightTimesTheGroupSumsOfTheCodes) {
+TEST(PackedInt4, CorrectionsAreEightTimesTheRowSumsOfTheCodes) {
   testing::TempDir dir;
-  const auto m = model_with_k(dir, 96);
+  const auto m = model_with_k(dir, 1024);  // the row's sum spans three K chunks
   const model::Linear& w = m->weights().output;
   const PackedHost p = pack_linear_i4(w, nullptr);
-  const QuantizedRowsI4 q = quantize_linear_i4(w, kNpuI4Group, nullptr);
+  const QuantizedRowsI4 q = quantize_linear_i4(w, w.k, nullptr);
   const std::vector<int32_t> corr = int4_split_corrections(p.view());
-  ASSERT_EQ(corr.size(), size_t(3 * w.n));
-  for (int64_t g = 0; g < 3; ++g)
-    for (int64_t j = 0; j < w.n; ++j) {
-      int32_t s = 0;
-      for (int64_t t = 32 * g; t < 32 * (g + 1); ++t) s += q.q[size_t(j * w.k + t)];
-      ASSERT_EQ(corr[size_t(g * w.n + j)], 8 * s) << "group " << g << " row " << j;
-    }
+  ASSERT_EQ(corr.size(), size_t(w.n));
+  for (int64_t j = 0; j < w.n; ++j) {
+    int32_t s = 0;
+    for (int64_t t = 0; t < w.k; ++t) s += q.q[size_t(j * w.k + t)];
+    ASSERT_EQ(corr[size_t(j)], 8 * s) << "row " << j;
+  }
   PackedView v8 = p.view();
   v8.dtype = npu::Dtype::kI8;
   EXPECT_THROW(int4_split_corrections(v8), Error);

@@ -159,10 +159,11 @@ TEST_F(StorePersist, F16PackIsRejectedAndRepackedAsI8) {
   EXPECT_EQ(run_once(path_).loaded, n());
 }
 
-// A pack of an older packing layout (1: int8 without the Hadamard rotation; 2: K segments of 8192, no int4 packs)
+// A pack of an older packing layout (1: int8 without the Hadamard rotation; 2: K segments of 8192, no int4 packs;
+// 3: int4 with scales per group of 32 in K chunks of 32)
 // holds other bytes for the same weights: it is reported stale and rebuilt, never served.
 TEST_F(StorePersist, PackOfAnOlderLayoutIsRebuilt) {
-  ASSERT_EQ(kPackLayoutVersion, 3u);
+  ASSERT_EQ(kPackLayoutVersion, 4u);
   for (uint32_t old = 1; old < kPackLayoutVersion; ++old) {
     std::filesystem::remove(path_);
     run_once(path_);
@@ -202,7 +203,7 @@ TEST_F(StorePersist, Int4PacksAreBuiltServedAndNeverConfusedWithInt8) {
   const auto reader = PackReader::open(path_);  // the entry lives in the reader
   const PackEntry& e = *reader->find(ls[0]->name());
   EXPECT_EQ(e.blob_size, npu::packed_weight_bytes_i4(ls[0]->n, ls[0]->k));
-  EXPECT_EQ(e.scale_size, 4 * uint64_t(ls[0]->n * i4_groups(ls[0]->k)));
+  EXPECT_EQ(e.scale_size, 4 * uint64_t(ls[0]->n));  // one scale per row
   const StoreStats again = run_i4();
   EXPECT_EQ(again.packed, 0u);
   EXPECT_EQ(again.loaded, n());
