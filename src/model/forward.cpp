@@ -9,6 +9,7 @@
 #include "ops/activation.h"
 #include "ops/attention.h"
 #include "ops/attention_blocked.h"
+#include "ops/attention_f16.h"
 #include "ops/norm.h"
 #include "ops/rope.h"
 #include "ops/rope_ext.h"
@@ -185,6 +186,11 @@ void Forward::attend(const Sequence& seq, int64_t il, int64_t row0) {
   } else if (cache.type() == KvType::kF32) {
     kc = cache.k_f32(il);
     vc = cache.v_f32(il);
+  } else if (cache.type() == KvType::kF16 && n == 1) {  // decode: the f16 rows read in place, no f32 copy
+    ops::attention_f16(pool_, q_.data() + row0 * Q, n, pos0, c_.n_head, c_.n_head_kv, D,
+                       reinterpret_cast<const uint16_t*>(cache.k_bytes(il)),
+                       reinterpret_cast<const uint16_t*>(cache.v_bytes(il)), attn_.data() + row0 * Q, opt);
+    return;
   } else {  // f32 rows of the positions this sequence attends to, rounded as the cache holds them
     const int64_t first = opt.window > 0 ? std::max<int64_t>(0, pos0 - opt.window + 1) : 0;
     const size_t need = size_t((pos0 + n) * KV);

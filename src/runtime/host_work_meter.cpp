@@ -11,6 +11,7 @@ npu::sim::HostShape host_shape_of(const model::Config& c, model::KvType kv) {
   s.ff = c.is_moe() ? c.n_expert_used * c.n_ff_exp + c.n_ff_shexp : c.n_ff;
   s.kv_elem_bytes = double(model::kv_row_bytes(kv, c.kv_dim())) / double(c.kv_dim());
   s.kv_converted = kv != model::KvType::kF32;
+  s.kv_decode_in_place = kv == model::KvType::kF16;  // forward.cpp: ops::attention_f16 in decode
   s.int8_matmuls = true;
   return s;
 }

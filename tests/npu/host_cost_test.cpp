@@ -26,7 +26,8 @@ TEST(HostCost, ANoRowPassCostsNothing) {
 }
 
 TEST(HostCost, TheInt8PathPricesSeventeenOpsPerLayerAndFiveAroundThem) {
-  const HostShape s = small_shape();
+  HostShape s = small_shape();
+  s.kv_decode_in_place = false;  // every pass converts the cache
   const HostCost c = cost_host_pass(fixed_only(), s, sequence_pass(7, 1, 1));
   // Per layer: 2 norms, RoPE, KV store, KV conversion, attention, 2 residual adds, SwiGLU, and a
   // quantize + scale around each of the 4 jobs; then embedding, output norm, its quantize + scale, sampling.
@@ -68,9 +69,26 @@ TEST(HostCost, TheConvertedCacheIsReadAtItsTypeAndWrittenAsF32) {
   BoardProfile p;
   p.cpu_read_gbps = 1, p.cpu_f32_gflops = 1e30, p.host_op_us = 0, p.cpu_call_us = 0;
   HostShape f16 = small_shape(), f32 = small_shape();
+  f16.kv_decode_in_place = false;
   f32.kv_converted = false;
   const HostPass pass = sequence_pass(99, 1, 1);  // 100 rows converted per layer
   EXPECT_NEAR(cost_host_pass(p, f16, pass).ns - cost_host_pass(p, f32, pass).ns, 3 * 100 * 2 * 32 * (2.0 + 4.0), 1e-6);
+}
+
+TEST(HostCost, ADecodeStepReadsTheF16CacheInPlaceAndAPrefillConvertsIt) {
+  BoardProfile p;
+  p.cpu_read_gbps = 1, p.cpu_f32_gflops = 1e30, p.host_op_us = 0, p.cpu_call_us = 0;
+  HostShape in_place = small_shape(), converted = small_shape();
+  converted.kv_decode_in_place = false;
+  const HostPass decode = sequence_pass(99, 1, 1);  // 100 keys
+  // Converted: 100 rows × K and V × 32 read at 2 bytes and written at 4, then attention reads them at
+  // 4; in place attention reads them at 2. Per layer.
+  EXPECT_NEAR(cost_host_pass(p, converted, decode).ns - cost_host_pass(p, in_place, decode).ns,
+              3 * 100 * 2 * 32 * ((2.0 + 4.0) + 4.0 - 2.0), 1e-6);
+  EXPECT_EQ(cost_host_pass(fixed_only(), in_place, decode).ops, 16.0 * 3 + 5);
+  // A prefill pass converts either way.
+  const HostPass prefill = sequence_pass(0, 8, 1, 4);
+  EXPECT_EQ(cost_host_pass(p, converted, prefill).ns, cost_host_pass(p, in_place, prefill).ns);
 }
 
 TEST(HostCost, ASequencePassAttendsToEveryEarlierPosition) {
@@ -86,16 +104,17 @@ TEST(HostCost, ArithmeticBoundAttentionAtLongContext) {
   HostShape s = small_shape();
   HostPass a = sequence_pass(4095, 1, 1), b = a;
   b.key_rows = 0;
-  // 4096 keys × 4 heads × (4 · 16 + 5) flops, per layer.
-  EXPECT_NEAR(cost_host_pass(p, s, a).ns - cost_host_pass(p, s, b).ns, 3 * 4096 * 4 * (4 * 16 + 5.0), 1e-3);
+  // 4096 keys × 4 heads × (4 · 16 + 5) flops, and the f16 → f32 conversion of each key's K and V
+  // (kv_dim 32) read in place, per layer.
+  EXPECT_NEAR(cost_host_pass(p, s, a).ns - cost_host_pass(p, s, b).ns, 3 * (4096 * 4 * (4 * 16 + 5.0) + 4096 * 2 * 32.0), 1e-3);
 }
 
 TEST(HostCost, EachSequenceOfABatchAttendsOnItsOwn) {
   HostPass one = sequence_pass(7, 1, 1), four = one;
-  four.sequences = 4;
-  // Three more attention dispatches (cpu_call_us) and KV conversions (host_op_us) per layer.
+  four.rows = four.sequences = 4;  // a batched decode step: one token of each of 4 sequences
+  // Three more attention dispatches (cpu_call_us) per layer; the f16 cache is read in place.
   EXPECT_NEAR(cost_host_pass(fixed_only(), small_shape(), four).ns - cost_host_pass(fixed_only(), small_shape(), one).ns,
-              3 * 3 * (10.0 + 1.0) * 1e3, 1e-6);
+              3 * 3 * 10.0 * 1e3, 1e-6);
 }
 
 }  // namespace

@@ -50,7 +50,8 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
     t.vec(m * (Q + KV), m * (Q + KV), 6);  // RoPE on q and k
     t.op(m * 2 * KV * (4 + s.kv_elem_bytes), m * 2 * KV, p.host_op_us);  // KV cache store
     const double seqs = double(std::max<int64_t>(1, pass.sequences));  // each sequence attends on its own
-    if (s.kv_converted) {
+    const bool in_place = s.kv_converted && s.kv_decode_in_place && pass.rows == std::max<int64_t>(1, pass.sequences);
+    if (s.kv_converted && !in_place) {
       t.op(pass.loaded_rows * 2 * KV * (s.kv_elem_bytes + 4), pass.loaded_rows * 2 * KV, seqs * p.host_op_us);
     }
     // Attention: per query row and key, a dot product and a weighted sum per query head (2 · head_dim
@@ -58,7 +59,10 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
     // query rows (the query heads of one KV head share the load).
     const double keys = pass.key_rows;
     const double key_loads = keys / double(std::max<int64_t>(1, pass.rows_per_key_load));
-    t.op(key_loads * 2 * KV * 4 + 8 * m * Q, keys * double(s.heads) * (4 * double(s.head_dim) + 5), seqs * p.cpu_call_us);
+    const double key_bytes = in_place ? s.kv_elem_bytes : 4;  // f32 rows, or the cache's own in place
+    const double converts = in_place ? key_loads * 2 * KV : 0;  // f16 → f32 of each row slice read
+    t.op(key_loads * 2 * KV * key_bytes + 8 * m * Q, keys * double(s.heads) * (4 * double(s.head_dim) + 5) + converts,
+         seqs * p.cpu_call_us);
     quantize(m * Q);                 // attention output
     scale(m * E);                    // attn_output
     t.vec(2 * m * E, m * E, 1);      // residual add

@@ -22,6 +22,9 @@ struct HostShape {
   // The cache holds other than f32: each layer's attended rows are converted to f32 before attention
   // (model/forward.cpp), read at kv_elem_bytes and written at 4 bytes per element.
   bool kv_converted = true;
+  // ... except in a decode step (one token per sequence), where attention reads the rows in place at
+  // kv_elem_bytes (an f16 cache: ops::attention_f16).
+  bool kv_decode_in_place = true;
   bool int8_matmuls = true;  // the w8a8 path: matmul inputs quantized, results scaled on the host
 };
 
