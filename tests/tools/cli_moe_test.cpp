@@ -34,6 +34,19 @@ TEST_F(CliMoe, StatsReportExpertsAndThePredictor) {
   EXPECT_NE(r.err.find("48 expert slices on the CPU"), std::string::npos) << r.err;
 }
 
+TEST_F(CliMoe, StatsReportExpertSlotsAndRoutedPrefetchWhenStreamed) {
+  const testing::OrkResult r = testing::run_ork(
+      "run -m " + model_ + " --prompt-tokens 1,2,3,4,5 -n 6 --temp 0 --stats --device sim --residency stream", dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("ork: expert streaming: expert-sized slots: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("routed prefetch: "), std::string::npos) << r.err;
+  // Resident: no streaming line.
+  const testing::OrkResult res =
+      testing::run_ork("run -m " + model_ + " --prompt-tokens 1,2,3,4,5 -n 6 --temp 0 --stats --device sim", dir_);
+  ASSERT_EQ(res.status, 0) << res.err;
+  EXPECT_EQ(res.err.find("ork: expert streaming:"), std::string::npos) << res.err;
+}
+
 TEST_F(CliMoe, GreedyTokensAgreeOnCpuInt8SimResidentAndSimStreamed) {
   const std::string base = "run -m " + model_ + " --prompt-tokens 1,2,3,4,5,6,7,8 -n 12 --temp 0 --json ";
   auto tokens = [&](const std::string& flags) {
