@@ -360,8 +360,13 @@ Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, con
   if (whole_experts) {
     p.expert_slot_bytes = expert_bytes;
     p.expert_slots = uint32_t(p.budget_bytes / expert_bytes);
-    // As deep as the budget holds units of the largest slice, beside the one in use.
-    p.prefetch_slots = std::max<uint32_t>(p.prefetch_slots, uint32_t(p.budget_bytes / p.max_slice_bytes) - 1);
+    // As deep as the budget holds expert weights beside the one in use (the cache stops a prefetch
+    // that would evict a unit ahead, so larger dense slices on the way only shorten the queue).
+    uint64_t big_expert_weight = 0;
+    for (const ExpertBlock& b : p.expert_blocks) {
+      for (int32_t u = b.begin(); u < b.end(); ++u) big_expert_weight = std::max(big_expert_weight, p.slice(p.units[size_t(u)]).bytes);
+    }
+    p.prefetch_slots = std::max<uint32_t>(p.prefetch_slots, uint32_t(p.budget_bytes / big_expert_weight) - 1);
   }
   p.window_used.assign(1, other.footprint + scratch_fp + p.budget_bytes);
   p.domains_used = 1;

@@ -83,7 +83,7 @@ struct Plan {
   int64_t m_max = 0;
   npu::Dtype wtype = npu::Dtype::kI8;     // PlanOptions::wtype
   // Units the prefetcher keeps loaded ahead of the one in use: cores + 1; a streamed MoE plan with
-  // expert-sized slots goes as deep as the budget holds units of the largest slice (>= cores + 1).
+  // expert-sized slots goes as deep as the budget holds expert weights (>= cores + 1).
   uint32_t prefetch_slots = 0;
   // Streamed MoE (docs/residency.md "Expert-sized slots"): when the largest expert (its gate, up and
   // down, packed) takes at most budget / (cores + 1), each expert weight is one slice and
