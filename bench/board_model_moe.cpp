@@ -31,9 +31,9 @@ using namespace ork;
 
 namespace {
 
-// Qwen3-30B-A3B's config.json (Hugging Face Qwen/Qwen3-30B-A3B): hidden_size 2048,
-// num_hidden_layers 48, num_attention_heads 32, num_key_value_heads 4, head_dim 128, num_experts 128,
-// num_experts_per_tok 8, moe_intermediate_size 768, vocab_size 151936.
+// Qwen3-30B-A3B's shape as the issue gives it, matching zyzshishui/slime scripts/models/qwen3-30B-A3B.sh
+// (a Megatron recipe: 48 layers, hidden 2048, 32 heads, 4 query groups of 128 channels, 128 experts,
+// top-8, expert FFN 768, vocab 151936, untied output); the Hugging Face config.json was not read.
 struct MoeShape {
   const char* name = "qwen3-30b-a3b";
   int64_t hidden = 2048, layers = 48, heads = 32, kv_heads = 4, head_dim = 128;
