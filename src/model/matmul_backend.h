@@ -26,6 +26,14 @@ class MatmulBackend {
   // or its gate and up). A device backend may run them as one job; by default one after another.
   virtual void matmul_group(std::span<const Linear* const> ws, const float* x, int64_t m,
                             std::span<float* const> ys);
+  // The forward pass names the routed experts of MoE layer `layer` in the order it will run them:
+  // after the layer's router ran (`guess` false), or a guess for a layer whose router has not run
+  // yet (`guess` true: model::ExpertPredictor); empty: none known yet. A backend that streams weights
+  // loads exactly those ahead (weights/expert_route.h); the default ignores it. Results never depend
+  // on it.
+  virtual void expect_experts(int64_t layer, std::span<const int32_t> experts, bool guess) {
+    (void)layer, (void)experts, (void)guess;
+  }
   // Short name for messages and statistics ("cpu", "npu", "sim").
   virtual const char* name() const = 0;
 };

@@ -67,13 +67,28 @@ const float* MoeFfn::run(int64_t il, const LayerWeights& l, const float* h, int6
     const std::span<const int32_t> prev =
         chained ? std::span<const int32_t>(prev_sel_.data() + t * K, size_t(K)) : std::span<const int32_t>();
     std::vector<int32_t> guess;
-    if (n == 1) guess = predictor_.predict(il, prev);  // decode: guessed before the router runs
+    if (n == 1) {  // decode: guessed before the router runs (at the previous layer, when it was a decode step)
+      guess = next_guess_layer_ == il ? next_guess_ : predictor_.predict(il, prev);
+    }
     ops::moe_route(logits_.data() + t * X, X, K, c_.moe_norm_weights, sel_.data() + t * K, wts_.data() + t * K);
     predictor_.observe(il, prev, std::span<const int32_t>(sel_.data() + t * K, size_t(K)), n == 1 ? &guess : nullptr);
   }
   prev_sel_.assign(sel_.begin(), sel_.begin() + n * K);
   prev_il_ = il;
   prev_n_ = n;
+  // The next MoE layer run: decode guesses its experts now, from this token's choice, so a streaming
+  // backend loads them on spare bandwidth while this layer (and the next attention) computes. A batch
+  // names nothing ahead: its router names exactly the experts its tokens use.
+  const int64_t next_il = (il + 1) % c_.n_layer;
+  next_guess_layer_ = -1;
+  std::vector<int32_t> next;
+  if (n == 1) {
+    next_guess_ = predictor_.predict(next_il, next_il == il + 1 ? std::span<const int32_t>(sel_.data(), size_t(K))
+                                                                : std::span<const int32_t>());
+    next_guess_layer_ = next_il;
+    next = next_guess_;
+  }
+  std::sort(next.begin(), next.end());  // the order experts run in
   stats_.layer_tokens += uint64_t(n);
   stats_.expert_rows += uint64_t(n * K);
   // The (token, slot) pairs grouped by expert, tokens ascending within each expert.
@@ -85,6 +100,13 @@ const float* MoeFfn::run(int64_t il, const LayerWeights& l, const float* h, int6
     rows_[size_t(fill[size_t(e)])] = int32_t(i / K);
     slots_[size_t(fill[size_t(e)]++)] = int32_t(i % K);
   }
+
+  std::vector<int32_t> used;  // this layer's experts, in the order they run
+  for (int64_t e = 0; e < X; ++e) {
+    if (start_[size_t(e + 1)] > start_[size_t(e)]) used.push_back(int32_t(e));
+  }
+  backend_.expect_experts(il, used, false);
+  backend_.expect_experts(next_il, next, true);
 
   const int64_t F = c_.n_ff_exp;
   for (int64_t e = 0; e < X; ++e) {

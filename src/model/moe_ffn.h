@@ -9,7 +9,9 @@
 //   qwen2moe: out[t] += sigmoid(h[t]·shexp_gate_inp) · down_sh(SiLU(h·gate_shᵀ) ⊙ h·up_shᵀ)
 // Only the selected experts run, batched by expert: the tokens routed to expert e are gathered into
 // one matrix, its gate/up go to the backend as one group and its down as one matmul, and the rows
-// are scattered back, each added with its router weight. Expert matmuls go through the
+// are scattered back, each added with its router weight. Before they run the backend is told which
+// experts this layer uses and, in decode, which the next layer may use (ExpertPredictor's guess;
+// MatmulBackend::expect_experts), so a streaming device loads those and no other expert. Expert matmuls go through the
 // MatmulBackend (one expert slice = one Linear), so every GGUF type and device of the dense path
 // runs them; row i of each product depends on its input row only, so a token's result does not
 // depend on which other tokens share the batch.
@@ -35,9 +37,9 @@ struct MoeStats {
   uint64_t expert_runs = 0;   // expert products run (each selected expert once per layer run)
   uint64_t expert_rows = 0;   // token rows they computed (layer_tokens × n_expert_used)
   uint64_t expert_bytes = 0;  // GGUF bytes of the expert (and shared-expert) weights those runs read
-  // Decode steps (one token): ExpertPredictor's guesses of each layer's experts, made before routing
-  // (n_expert_used slots), against what the router chose. No guess is loaded anywhere yet: this is
-  // the predictor's accuracy, for the prefetch it would drive.
+  // Decode steps (one token): ExpertPredictor's guesses of each layer's experts, made at the layer
+  // before (n_expert_used slots; MatmulBackend::expect_experts: a streaming backend loads them), against
+  // what the router chose.
   ExpertPredictionStats prediction;
 };
 
@@ -75,6 +77,8 @@ class MoeFfn {
   ExpertPredictor predictor_;
   std::vector<int32_t> prev_sel_;  // the previous run's sel_ (layer prev_il_, prev_n_ tokens)
   int64_t prev_il_ = -1, prev_n_ = 0;
+  std::vector<int32_t> next_guess_;  // decode: the guess for layer next_guess_layer_ (-1: none)
+  int64_t next_guess_layer_ = -1;
   mutable MoeStats stats_;
 };
 

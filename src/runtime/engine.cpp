@@ -547,6 +547,13 @@ ResidencyStats Engine::residency_stats() const {
   r.stall_ms = c.stall_ms;
   r.load_ms = c.load_ms;
   r.prefetch_hidden_fraction = c.load_ms > 0 ? std::max(0.0, 1.0 - c.stall_ms / c.load_ms) : 0.0;
+  r.prefetch_hits = c.prefetch_hits;
+  r.prefetch_late = c.prefetch_late;
+  r.prefetch_misses = c.prefetch_misses;
+  r.prefetch_wasted = c.prefetch_wasted;
+  r.prefetch_wasted_bytes = c.prefetch_wasted_bytes;
+  r.expert_slot_bytes = plan_->expert_slot_bytes;
+  r.expert_slots = plan_->expert_slots;
   if (modeled_loads_) {
     std::lock_guard lock(*forward_mutex_);  // updated during forward passes
     const weights::ModeledLoadStats& m = modeled_loads_->stats();
@@ -579,6 +586,13 @@ std::string ResidencyStats::to_json() const {
   j.key("stall_ms").value(stall_ms);
   j.key("load_ms").value(load_ms);
   j.key("prefetch_hidden_fraction").value(prefetch_hidden_fraction);
+  j.key("prefetch_hits").value(prefetch_hits);
+  j.key("prefetch_late").value(prefetch_late);
+  j.key("prefetch_misses").value(prefetch_misses);
+  j.key("prefetch_wasted").value(prefetch_wasted);
+  j.key("prefetch_wasted_bytes").value(prefetch_wasted_bytes);
+  j.key("expert_slot_bytes").value(expert_slot_bytes);
+  j.key("expert_slots").value(uint64_t(expert_slots));
   if (modeled) {
     j.key("modeled_load_ms").value(modeled_load_ms);
     j.key("modeled_stall_ms").value(modeled_stall_ms);

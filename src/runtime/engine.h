@@ -153,6 +153,13 @@ struct ResidencyStats {
   double stall_ms = 0;
   double load_ms = 0;
   double prefetch_hidden_fraction = 0;  // 1 − stall / load
+  // Streamed plans: how acquires found loaded units (weights::CacheStats): prefetched and ready,
+  // prefetch still loading, absent; prefetched units evicted unused and their bytes.
+  uint64_t prefetch_hits = 0, prefetch_late = 0, prefetch_misses = 0;
+  uint64_t prefetch_wasted = 0, prefetch_wasted_bytes = 0;
+  // Streamed MoE with expert-sized slots (weights::Plan): the slot bytes and how many the budget holds.
+  uint64_t expert_slot_bytes = 0;
+  uint32_t expert_slots = 0;
   // sim, streamed plans: the same in the board model's time (weights/modeled_loads.h)
   bool modeled = false;
   double modeled_load_ms = 0, modeled_stall_ms = 0, modeled_prefetch_hidden_fraction = 0;

@@ -59,6 +59,9 @@ class HybridMatmul final : public model::MatmulBackend {
   void matmul(const model::Linear& w, const float* x, int64_t m, float* y) override;
   void matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
                     std::span<float* const> ys) override;
+  void expect_experts(int64_t layer, std::span<const int32_t> experts, bool guess) override {
+    npu_->expect_experts(layer, experts, guess);
+  }
   const char* name() const override { return npu_->name(); }
   NpuMatmul& npu() { return *npu_; }
   ScheduleStats stats() const;

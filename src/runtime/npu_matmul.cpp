@@ -19,6 +19,11 @@ NpuMatmul::NpuMatmul(npu::Device& device, weights::Cache& cache, weights::Prefet
   if (!scratch_) scratch_ = std::make_shared<npu::MatmulScratch>(device);
   const weights::Plan& plan = cache.plan();
   redirect_.resize(plan.weights.size());
+  for (size_t b = 0; b < plan.expert_blocks.size(); ++b) {
+    const size_t layer = size_t(plan.expert_blocks[b].layer);
+    if (layer_block_.size() <= layer) layer_block_.resize(layer + 1, -1);
+    layer_block_[layer] = int32_t(b);
+  }
   for (uint32_t d = 0; d < plan.domains_used && d < plan.scratch.size(); ++d) {
     scratch_->reserve(d, plan.scratch[d]);
   }
@@ -35,10 +40,29 @@ void NpuMatmul::redirect(int32_t weight, weights::Cache& other, int32_t other_we
   redirect_[size_t(weight)] = {&other, other_weight};
 }
 
+void NpuMatmul::expect_experts(int64_t layer, std::span<const int32_t> experts, bool guess) {
+  (void)guess;  // an exact route and a guess load alike; the cache counts what was used
+  if (prefetcher_ == nullptr || layer < 0 || size_t(layer) >= layer_block_.size() || layer_block_[size_t(layer)] < 0) {
+    return;
+  }
+  if (modeled_loads_ != nullptr) {
+    std::vector<double>& at = named_at_[size_t(layer_block_[size_t(layer)])];
+    const double now = modeled_loads_->timeline(modeled_now_());
+    std::vector<double> next(at.size(), -1.0);
+    for (int32_t e : experts) {
+      if (e >= 0 && size_t(e) < at.size()) next[size_t(e)] = at[size_t(e)] >= 0 ? at[size_t(e)] : now;
+    }
+    at = std::move(next);
+  }
+  prefetcher_->name_experts(layer_block_[size_t(layer)], std::vector<int32_t>(experts.begin(), experts.end()));
+}
+
 void NpuMatmul::model_loads(weights::ModeledLoads* loads, std::function<double()> now_ns) {
   modeled_loads_ = loads;
   modeled_now_ = std::move(now_ns);
   seen_loads_.assign(cache_.plan().units.size(), 0);
+  named_at_.clear();
+  for (const weights::ExpertBlock& b : cache_.plan().expert_blocks) named_at_.emplace_back(b.expert_first.size() - 1, -1.0);
 }
 
 void NpuMatmul::quantize_input(const float* x, int64_t m, int64_t k) {
@@ -173,7 +197,16 @@ void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float*
     const weights::Cache::Lease lease = cache.acquire(unit);
     if (modeled_loads_ != nullptr && cache_ptr == &cache_) {
       const uint64_t loads = cache.load_count(unit);
-      modeled_loads_->acquire(modeled_now_(), sl.bytes, loads != seen_loads_[size_t(unit)]);
+      // A routed expert can load from when it was named (guessed or routed) on.
+      const int32_t block = plan.unit_block.empty() ? -1 : plan.unit_block[size_t(unit)];
+      double requested = 0.0;
+      if (block >= 0) {
+        const std::vector<int32_t>& first = plan.expert_blocks[size_t(block)].expert_first;
+        const size_t e = size_t(std::upper_bound(first.begin(), first.end(), unit) - first.begin()) - 1;
+        const double at = named_at_[size_t(block)][e];
+        requested = at >= 0 ? at : modeled_loads_->timeline(modeled_now_());
+      }
+      modeled_loads_->acquire(modeled_now_(), sl.bytes, loads != seen_loads_[size_t(unit)], requested);
       seen_loads_[size_t(unit)] = loads;
     }
     const float* sb = cache.scales(widx) + sl.n0;

@@ -49,6 +49,9 @@ class NpuMatmul final : public model::MatmulBackend {
   // runs_as_one_job(ws).
   void matmul_rows(std::span<const model::Linear* const> ws, const float* x, int64_t m, std::span<float* const> ys,
                    std::span<const int64_t> rows);
+  // Streamed plans: the prefetcher loads the named experts of the layer's expert block (and no other
+  // expert of it) ahead of compute.
+  void expect_experts(int64_t layer, std::span<const int32_t> experts, bool guess) override;
   const char* name() const override { return device_.caps().simulated ? "sim" : "npu"; }
   const npu::MatmulScratch& scratch() const { return *scratch_; }
 
@@ -87,6 +90,10 @@ class NpuMatmul final : public model::MatmulBackend {
   weights::ModeledLoads* modeled_loads_ = nullptr;
   std::function<double()> modeled_now_;
   std::vector<uint64_t> seen_loads_;  // [unit] cache load count at its previous acquire
+  std::vector<int32_t> layer_block_;  // [layer] its index in Plan::expert_blocks, or -1
+  // [expert block][expert] modeled timeline since when it is named without a break (exact or guessed),
+  // or -1 when it is not named now
+  std::vector<std::vector<double>> named_at_;
   std::vector<int8_t> xq_;
   std::vector<float> sa_, ytmp_, xr_;  // xr_: the rotated activations (quant/hadamard.h)
   std::vector<int32_t> c_;

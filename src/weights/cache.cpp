@@ -42,6 +42,11 @@ bool Cache::evict_one_locked(const std::vector<int32_t>* keep) {
   Slot& s = slots_[size_t(victim)];
   const uint64_t bytes = plan_.slice(plan_.units[size_t(victim)]).bytes;
   s.weight.reset();  // destroys the buffer: its IOVA returns to the domain
+  if (s.prefetched) {
+    ++stats_.prefetch_wasted;
+    stats_.prefetch_wasted_bytes += bytes;
+    s.prefetched = false;
+  }
   stats_.resident_bytes -= bytes;
   ++stats_.evictions;
   return true;
@@ -126,6 +131,7 @@ bool Cache::load_locked(std::unique_lock<std::mutex>& lock, int32_t unit,
   slot.weight = std::make_unique<npu::PackedWeight>(
       npu::PackedWeight{std::move(buf), sl.n1 - sl.n0, wp.linear->k, packed.view.dtype});
   slot.loading = false;
+  slot.prefetched = keep != nullptr;
   slot.last_use = ++tick_;
   stats_.resident_bytes += sl.bytes;
   stats_.peak_resident_bytes = std::max(stats_.peak_resident_bytes, stats_.resident_bytes);
@@ -195,12 +201,14 @@ void Cache::load_all(const std::vector<npu::Buffer>* arenas) {
   }
 }
 
-Cache::Lease Cache::acquire(int32_t unit) {
+Cache::Lease Cache::acquire(int32_t unit, Acquired* how) {
   ORK_CHECK(unit >= 0 && size_t(unit) < slots_.size(), "weight unit ", unit, " out of range");
   std::unique_lock<std::mutex> lock(mutex_);
   Slot& slot = slots_[size_t(unit)];
+  Acquired found = Acquired::kReady;
   if (!slot.weight) {
     Stopwatch sw;
+    found = slot.loading ? Acquired::kLate : Acquired::kLoaded;
     while (!slot.weight) {
       if (slot.loading) {
         changed_.wait(lock);
@@ -209,7 +217,13 @@ Cache::Lease Cache::acquire(int32_t unit) {
       }
     }
     stats_.stall_ms += sw.elapsed_ms();
+    ++(found == Acquired::kLate ? stats_.prefetch_late : stats_.prefetch_misses);
+  } else if (slot.prefetched) {
+    found = Acquired::kPrefetched;
+    ++stats_.prefetch_hits;
   }
+  slot.prefetched = false;
+  if (how != nullptr) *how = found;
   ++slot.pins;
   slot.last_use = ++tick_;
   return Lease(this, unit, slot.weight.get());

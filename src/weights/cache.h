@@ -34,6 +34,19 @@ struct CacheStats {
   double stall_ms = 0;          // time acquire() waited for a unit
   uint64_t loads_after_warm = 0;         // loads after mark_warm()
   uint64_t bytes_loaded_after_warm = 0;  // their bytes
+  // How acquires found units that had to come onto the device (streamed plans; a unit counts once
+  // per load): loaded ahead by prefetch() and ready (hits), still loading (late), absent (misses:
+  // the acquire loaded it). Prefetched units evicted before any acquire: wasted, with their bytes.
+  uint64_t prefetch_hits = 0, prefetch_late = 0, prefetch_misses = 0;
+  uint64_t prefetch_wasted = 0, prefetch_wasted_bytes = 0;
+};
+
+// How one acquire found its unit (Cache::acquire).
+enum class Acquired {
+  kReady,       // on the device, used before (or loaded by load_all)
+  kPrefetched,  // loaded ahead by prefetch(), first use
+  kLate,        // another thread was loading it: waited
+  kLoaded,      // absent: this acquire loaded it
 };
 
 class Cache {
@@ -72,7 +85,8 @@ class Cache {
 
   // Unit `unit` (an index into plan().units), pinned while the Lease lives; loads it when absent,
   // waits when another thread is loading it.
-  Lease acquire(int32_t unit);
+  // `how` (optional) tells how the unit was found.
+  Lease acquire(int32_t unit, Acquired* how = nullptr);
 
   // Loads `unit` ahead of use when it is absent and fits without evicting a unit in `keep` (the
   // ones about to be used) or a pinned one; returns false when it cannot load now.
@@ -99,6 +113,7 @@ class Cache {
     int pins = 0;
     uint64_t last_use = 0;
     uint64_t loads = 0;
+    bool prefetched = false;  // loaded by prefetch() and not acquired since
   };
   // Loads `unit`; the lock is held on entry and exit and released while packing and copying.
   // With `keep` (prefetch), gives up (returns false) instead of evicting a unit in `keep`.

@@ -11,7 +11,7 @@ ModeledLoads::ModeledLoads(uint32_t slots, double load_gbps) : slots_(std::max<u
   ORK_CHECK(load_gbps > 0, "modeled loads: load_gbps = ", load_gbps);
 }
 
-double ModeledLoads::acquire(double now_ns, uint64_t bytes, bool loaded) {
+double ModeledLoads::acquire(double now_ns, uint64_t bytes, bool loaded, double requested_ns) {
   const double at = now_ns + stats_.stall_ns;
   double stall = 0;
   if (loaded) {
@@ -19,7 +19,7 @@ double ModeledLoads::acquire(double now_ns, uint64_t bytes, bool loaded) {
     // holds the units in between).
     const double allowed = acquired_.size() >= slots_ ? acquired_.front() : 0.0;
     const double load = double(bytes) / bytes_per_ns_;
-    const double ready = std::max(allowed, loader_free_) + load;
+    const double ready = std::max({allowed, loader_free_, std::min(requested_ns, at)}) + load;
     loader_free_ = ready;
     stall = std::max(0.0, ready - at);
     stats_.loads++;

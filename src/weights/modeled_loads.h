@@ -8,6 +8,9 @@
 //   ready(s) = max(acquired(s − slots), ready(s − 1)) + bytes(s) / load_gbps
 //   stall(s) = max(0, ready(s) − acquired(s));  compute continues at acquired(s) + stall(s).
 // An acquire of a unit that was not loaded again since its previous use costs nothing.
+// A unit nobody could ask for earlier also waits for its request: ready(s) = max(…, requested(s)) +
+// bytes / load_gbps, where requested is when the router named a routed expert (or the predictor
+// guessed it), and the acquire itself for a unit the prefetcher had not loaded (a miss).
 // Thread-safety: called from the compute thread only (one forward pass at a time); stats() between
 // passes.
 #pragma once
@@ -29,7 +32,11 @@ class ModeledLoads {
   ModeledLoads(uint32_t slots, double load_gbps);
   // Compute acquires a unit at modeled time `now_ns` (not counting earlier stalls: they are added
   // here); `loaded`: the unit was loaded since its previous acquire. Returns this acquire's stall.
-  double acquire(double now_ns, uint64_t bytes, bool loaded);
+  // `requested_ns`: when the load could start at the earliest, on the timeline() of compute (0: any
+  // time; a value past this acquire: the acquire's own time).
+  double acquire(double now_ns, uint64_t bytes, bool loaded, double requested_ns = 0);
+  // Compute's modeled time `now_ns` with the stalls so far added: the clock requests are stated in.
+  double timeline(double now_ns) const { return now_ns + stats_.stall_ns; }
   const ModeledLoadStats& stats() const { return stats_; }
 
  private:

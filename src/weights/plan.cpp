@@ -199,6 +199,41 @@ bool place_resident(Plan& p, const npu::Capabilities& caps, std::string* why, st
   return true;
 }
 
+// Plan::expert_blocks and unit_block from the MoE layers of `weights` (units as sliced now).
+void index_experts(Plan& p, const model::Weights& weights) {
+  p.expert_blocks.clear();
+  p.unit_block.assign(p.units.size(), -1);
+  for (size_t il = 0; il < weights.layers.size(); ++il) {
+    const model::LayerWeights& l = weights.layers[il];
+    if (l.exp_gate.empty()) continue;
+    ExpertBlock b;
+    b.layer = int32_t(il);
+    for (size_t e = 0; e < l.exp_gate.size(); ++e) {
+      const int32_t g = l.exp_gate[e].index, u = l.exp_up[e].index, d = l.exp_down[e].index;
+      ORK_CHECK(u == g + 1 && d == g + 2 && (e == 0 || g == l.exp_down[e - 1].index + 1), "weight plan: expert ", e,
+                " of layer ", il, " is not in gate, up, down order after the expert before it");
+      b.expert_first.push_back(p.first_unit[size_t(g)]);
+    }
+    const int32_t last = l.exp_down.back().index;
+    b.expert_first.push_back(p.first_unit[size_t(last)] + int32_t(p.weights[size_t(last)].slices.size()));
+    for (int32_t unit = b.begin(); unit < b.end(); ++unit) p.unit_block[size_t(unit)] = int32_t(p.expert_blocks.size());
+    p.expert_blocks.push_back(std::move(b));
+  }
+}
+
+// The packed bytes of the largest expert (gate + up + down) of `weights`; 0 for a dense model.
+uint64_t largest_expert_bytes(const model::Weights& weights, npu::Dtype wtype) {
+  uint64_t big = 0;
+  for (const model::LayerWeights& l : weights.layers) {
+    for (size_t e = 0; e < l.exp_gate.size(); ++e) {
+      uint64_t b = 0;
+      for (const model::Linear* w : {&l.exp_gate[e], &l.exp_up[e], &l.exp_down[e]}) b += packed_bytes(w->n, w->k, wtype);
+      big = std::max(big, b);
+    }
+  }
+  return big;
+}
+
 }  // namespace
 
 Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, const PlanOptions& o) {
@@ -229,6 +264,7 @@ Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, con
       p.first_unit.push_back(int32_t(p.units.size()));
       for (size_t s = 0; s < p.weights[i].slices.size(); ++s) p.units.push_back({int32_t(i), int32_t(s)});
     }
+    index_experts(p, weights);
   };
 
   std::string why;
@@ -273,19 +309,55 @@ Plan make_plan(const model::Weights& weights, const npu::Capabilities& caps, con
   while (max_slice * 2 <= budget / slots) max_slice *= 2;
   ORK_CHECK(max_slice >= 4096, "the streaming budget of ", budget,
             " bytes is too small for ", slots, " weight slots", beside(o.taken));
-  slice_all(std::vector<uint64_t>(n_weights, max_slice));
+  // Expert-sized slots (the seed's MoE refinement): an expert that fits budget / (cores + 1) streams
+  // as one slice per weight, so the budget holds budget / expert_bytes whole experts; a larger one is
+  // tiled under max_slice like a dense weight.
+  const uint64_t expert_bytes = largest_expert_bytes(weights, p.wtype);
+  std::vector<uint64_t> max_slices(n_weights, max_slice);
+  auto expert_sized = [&](uint64_t b) { return expert_bytes > 0 && expert_bytes * p.prefetch_slots <= b; };
+  bool whole_experts = expert_sized(budget);
+  if (whole_experts) {
+    for (const model::LayerWeights& l : weights.layers) {
+      for (size_t e = 0; e < l.exp_gate.size(); ++e) {
+        for (const model::Linear* w : {&l.exp_gate[e], &l.exp_up[e], &l.exp_down[e]}) {
+          max_slices[size_t(w->index)] = std::max(max_slice, packed_bytes(w->n, w->k, p.wtype));
+        }
+      }
+    }
+  }
+  uint64_t slack = 0, scratch_fp = 0;
   npu::ScratchNeed scratch;
-  for (const WeightPlan& w : p.weights) scratch_add(scratch, scratch_for(w, p.m_max, caps.cores, p.wtype));
-  npu::ScratchNeed both = scratch;  // a shared scratch: the larger of the two needs
-  both.merge(other.scratch);
-  const uint64_t scratch_fp = scratch_footprint(both);
-  // Alignment slack: a slice; beside another model's buffers (and a scratch that grows among them,
-  // reallocated into an aligned slot of its new size) two of the largest slots, as resident domains.
-  const uint64_t slack = other.footprint > 0 ? 2 * std::max(max_slice, max_footprint(both)) : max_slice;
-  ORK_CHECK(scratch_fp + max_slice + slack <= window, "the IOVA window of ",
+  for (;;) {
+    slice_all(max_slices);
+    scratch = {};
+    for (const WeightPlan& w : p.weights) scratch_add(scratch, scratch_for(w, p.m_max, caps.cores, p.wtype));
+    npu::ScratchNeed both = scratch;  // a shared scratch: the larger of the two needs
+    both.merge(other.scratch);
+    scratch_fp = scratch_footprint(both);
+    // Alignment slack: the largest slot; beside another model's buffers (and a scratch that grows among
+    // them, reallocated into an aligned slot of its new size) two of the largest slots, as resident domains.
+    const uint64_t big = iova_footprint(p.max_slice_bytes);
+    slack = other.footprint > 0 ? 2 * std::max(big, max_footprint(both)) : big;
+    const bool room = scratch_fp + p.max_slice_bytes + slack <= window;
+    if (!whole_experts || (room && expert_sized(std::min(budget, window - scratch_fp - slack)))) break;
+    whole_experts = false;  // beside the scratch the expert no longer fits (cores + 1) times: tile it
+    max_slices.assign(n_weights, max_slice);
+  }
+  ORK_CHECK(scratch_fp + p.max_slice_bytes + slack <= window, "the IOVA window of ",
             caps.window_bytes >> 20, " MiB cannot hold the matmul scratch (", scratch_fp,
             " bytes) and two weight slices", beside(o.taken));
   p.budget_bytes = std::min(budget, window - scratch_fp - slack);
+  if (whole_experts) {
+    p.expert_slot_bytes = expert_bytes;
+    p.expert_slots = uint32_t(p.budget_bytes / expert_bytes);
+    // As deep as the budget holds expert weights beside the one in use (the cache stops a prefetch
+    // that would evict a unit ahead, so larger dense slices on the way only shorten the queue).
+    uint64_t big_expert_weight = 0;
+    for (const ExpertBlock& b : p.expert_blocks) {
+      for (int32_t u = b.begin(); u < b.end(); ++u) big_expert_weight = std::max(big_expert_weight, p.slice(p.units[size_t(u)]).bytes);
+    }
+    p.prefetch_slots = std::max<uint32_t>(p.prefetch_slots, uint32_t(p.budget_bytes / big_expert_weight) - 1);
+  }
   p.window_used.assign(1, other.footprint + scratch_fp + p.budget_bytes);
   p.domains_used = 1;
   p.scratch.assign(1, scratch);

@@ -60,6 +60,16 @@ struct Unit {
   int32_t slice = 0;   // index into WeightPlan::slices
 };
 
+// The routed experts of one MoE layer in Plan::units: expert e's gate, up and down slices are the
+// units [expert_first[e], expert_first[e + 1]); the layer's experts span [expert_first.front(),
+// expert_first.back()). The prefetcher loads only the experts named for it (weights/expert_route.h).
+struct ExpertBlock {
+  int32_t layer = 0;
+  std::vector<int32_t> expert_first;  // [n_expert + 1] unit indices, ascending
+  int32_t begin() const { return expert_first.front(); }
+  int32_t end() const { return expert_first.back(); }
+};
+
 struct Plan {
   Residency mode = Residency::kResident;  // resolved: kResident or kStream
   std::vector<WeightPlan> weights;        // indexed by Linear::index
@@ -72,7 +82,17 @@ struct Plan {
   uint64_t max_slice_bytes = 0;
   int64_t m_max = 0;
   npu::Dtype wtype = npu::Dtype::kI8;     // PlanOptions::wtype
-  uint32_t prefetch_slots = 0;            // cores + 1
+  // Units the prefetcher keeps loaded ahead of the one in use: cores + 1; a streamed MoE plan with
+  // expert-sized slots goes as deep as the budget holds expert weights (>= cores + 1).
+  uint32_t prefetch_slots = 0;
+  // Streamed MoE (docs/residency.md "Expert-sized slots"): when the largest expert (its gate, up and
+  // down, packed) takes at most budget / (cores + 1), each expert weight is one slice and
+  // expert_slot_bytes is that expert's bytes, expert_slots = budget / expert_slot_bytes (>= cores + 1).
+  // 0 and 0: resident, dense, or an expert too large, tiled under max_slice_bytes like any weight.
+  uint64_t expert_slot_bytes = 0;
+  uint32_t expert_slots = 0;
+  std::vector<ExpertBlock> expert_blocks;  // one per MoE layer, in forward order (every mode)
+  std::vector<int32_t> unit_block;         // [unit] its index in expert_blocks, or -1 (not a routed expert)
   std::string reason;                     // why this mode (for --stats and messages)
   std::vector<WindowTaken> taken;         // PlanOptions::taken, as planned beside
   // [domain] IOVA slot bytes the plan counts in each domain used: another model's weights (taken),

@@ -7,7 +7,7 @@
 namespace ork::weights {
 
 Prefetcher::Prefetcher(Cache& cache, uint32_t slots)
-    : cache_(cache), slots_(slots), thread_([this] { run(); }) {}
+    : cache_(cache), slots_(slots), route_(cache.plan()), thread_([this] { run(); }) {}
 
 Prefetcher::~Prefetcher() {
   {
@@ -28,15 +28,24 @@ void Prefetcher::advance(int32_t unit) {
   wake_.notify_all();
 }
 
+void Prefetcher::name_experts(int32_t block, std::vector<int32_t> experts) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    route_.name(block, std::move(experts));
+    if (current_ < 0) return;  // nothing announced yet: the next advance() walks the new route
+    ++generation_;
+  }
+  wake_.notify_all();
+}
+
 void Prefetcher::wait_idle() {
   std::unique_lock<std::mutex> lock(mutex_);
   idle_.wait(lock, [&] { return stop_ || (!busy_ && served_ == generation_); });
 }
 
 void Prefetcher::run() {
-  const int32_t n = int32_t(cache_.plan().units.size());
   for (;;) {
-    int32_t cur;
+    std::vector<int32_t> keep;  // the unit in use and those after it
     uint64_t seen;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -46,11 +55,9 @@ void Prefetcher::run() {
       if (stop_) return;
       seen = served_ = generation_;
       busy_ = true;
-      cur = current_;
+      keep = route_.units_ahead(current_, slots_);
     }
-    std::vector<int32_t> keep;
-    for (uint32_t j = 0; j <= slots_; ++j) keep.push_back((cur + int32_t(j)) % n);
-    for (uint32_t j = 1; j <= slots_; ++j) {
+    for (size_t j = 1; j < keep.size(); ++j) {
       {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stop_ || generation_ != seen) break;  // compute moved on: restart from there

@@ -84,6 +84,42 @@ TEST_P(MoeNpuPath, ResidentAndStreamedAreBitIdenticalToCpuInt8) {
   }
 }
 
+// Streamed with expert-sized slots (a 4 MiB window: each expert weight one slice, the budget holds
+// >= cores + 1 experts) and with experts tiled (a budget of 1.5 experts: slices of a fraction of an
+// expert), bit-identical to --cpu-int8 both ways.
+TEST_P(MoeNpuPath, StreamedWithExpertSizedSlotsAndTiledExpertsAreBitIdenticalToCpuInt8) {
+  Engine cpu(options("cpu", 16));
+  std::vector<int32_t> cpu_tokens;
+  const auto a = run(cpu, &cpu_tokens);
+  const model::LayerWeights& l0 = cpu.model().weights().layers[0];
+  uint64_t expert = 0;
+  for (const model::Linear* w : {&l0.exp_gate[0], &l0.exp_up[0], &l0.exp_down[0]}) expert += uint64_t(w->n * w->k);
+  for (const bool tiled : {false, true}) {
+    EngineOptions o = options("sim", 1);
+    o.npu.sim_window_bytes = 4u << 20;
+    o.residency = weights::Residency::kStream;
+    if (tiled) o.wcache_budget_bytes = expert * 3 / 2;
+    Engine sim(o);
+    const weights::Plan* plan = sim.plan();
+    ASSERT_NE(plan, nullptr);
+    ASSERT_EQ(plan->mode, weights::Residency::kStream);
+    const size_t gate_slices = plan->weights[size_t(l0.exp_gate[0].index)].slices.size();
+    if (tiled) {
+      EXPECT_EQ(plan->expert_slot_bytes, 0u);
+      EXPECT_GT(gate_slices, 1u);
+    } else {
+      EXPECT_GT(plan->expert_slot_bytes, 0u);
+      EXPECT_GE(plan->expert_slots, sim.device()->caps().cores + 1);
+      EXPECT_EQ(gate_slices, 1u);
+    }
+    std::vector<int32_t> sim_tokens;
+    const auto b = run(sim, &sim_tokens);
+    EXPECT_EQ(sim_tokens, cpu_tokens) << (tiled ? "tiled" : "expert-sized");
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << (tiled ? "tiled" : "expert-sized");
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Presets, MoeNpuPath, ::testing::Values("tiny-mixtral", "tiny-qwen2moe", "tiny-qwen3moe"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string n = info.param;

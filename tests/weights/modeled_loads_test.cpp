@@ -1,6 +1,6 @@
 // weights::ModeledLoads against hand-computed pipelines: a loader that keeps up hides every load, one
 // that is slower makes compute wait, the prefetch depth bounds how early a load may start, and units
-// not loaded again cost nothing.
+// not loaded again cost nothing, a load starts no earlier than its request.
 #include <gtest/gtest.h>
 
 #include "weights/modeled_loads.h"
@@ -51,6 +51,22 @@ TEST(ModeledLoads, UnitsNotLoadedAgainAreFree) {
   EXPECT_DOUBLE_EQ(m.acquire(0, 1000, true), 1000);
   EXPECT_DOUBLE_EQ(m.acquire(10, 1000, false), 0);
   EXPECT_EQ(m.stats().loads, 1u);
+}
+
+TEST(ModeledLoads, ALoadWaitsForItsRequest) {
+  // Three routed experts of 50 bytes, named by the router at 1000 ns, used at 1000, 1100, 1200: the
+  // first waits its whole load, the others are hidden behind the compute of the one before.
+  ModeledLoads routed(8, 1.0);
+  EXPECT_DOUBLE_EQ(routed.acquire(1000, 50, true, 1000), 50);
+  EXPECT_DOUBLE_EQ(routed.acquire(1100, 50, true, 1000), 0);
+  EXPECT_DOUBLE_EQ(routed.acquire(1200, 50, true, 1000), 0);
+  // Guessed at 900 (the layer before): even the first is hidden.
+  ModeledLoads guessed(8, 1.0);
+  EXPECT_DOUBLE_EQ(guessed.acquire(1000, 50, true, 900), 0);
+  // A request after the acquire (a miss) counts from the acquire itself.
+  ModeledLoads missed(8, 1.0);
+  EXPECT_DOUBLE_EQ(missed.acquire(1000, 50, true, 5000), 50);
+  EXPECT_DOUBLE_EQ(missed.timeline(1000), 1050);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "mem_experts.h"
 #include "args.h"
 #include "commands.h"
 #include "device_flags.h"
@@ -149,6 +150,7 @@ int cmd_mem(const std::vector<std::string>& argv) {
     put_array(j, "mapped_bytes", dev_bytes);
     put_array(j, "peak_mapped_bytes", dev_peak);
     j.end_object();
+    report_mem_experts(engine, ctx, 1, &j);
     j.end_object();
     std::printf("%s\n", j.str().c_str());
     return 0;
@@ -168,6 +170,7 @@ int cmd_mem(const std::vector<std::string>& argv) {
   std::printf("  device total (peak)   %s (%s)\n", mib(dc.total_mapped_bytes).c_str(),
               mib(dc.peak_total_mapped_bytes).c_str());
   std::printf("  SRAM                  0 (not used)\n");
+  report_mem_experts(engine, ctx, 1, nullptr);
   return 0;
 }
 

@@ -27,6 +27,19 @@ void print_moe_stats(const runtime::Engine& engine, const model::MoeStats& s) {
                (long long)c.n_layer, tokens > 0 ? double(s.expert_bytes) / tokens / 1e3 : 0.0,
                100.0 * s.prediction.hit_rate(), (long long)c.n_expert_used,
                (unsigned long long)s.prediction.wasted(), (unsigned long long)slices, where.c_str());
+  const weights::Plan* p = engine.plan();
+  if (p == nullptr || p->mode != weights::Residency::kStream) return;
+  const runtime::ResidencyStats r = engine.residency_stats();
+  const std::string slots = p->expert_slot_bytes > 0
+                                ? "expert-sized slots: " + std::to_string(p->expert_slots) + " of " +
+                                      std::to_string(p->expert_slot_bytes) + " bytes"
+                                : std::string("experts tiled (an expert exceeds budget / (cores + 1))");
+  std::fprintf(stderr,
+               "ork: expert streaming: %s; routed prefetch: %llu hits, %llu late, %llu misses, %llu wasted "
+               "(%llu bytes)\n",
+               slots.c_str(), (unsigned long long)r.prefetch_hits, (unsigned long long)r.prefetch_late,
+               (unsigned long long)r.prefetch_misses, (unsigned long long)r.prefetch_wasted,
+               (unsigned long long)r.prefetch_wasted_bytes);
 }
 
 }  // namespace ork::cli
