@@ -54,7 +54,7 @@ TEST(GgufArraySpan, AGigabyteArrayParsesWithoutAllocatingPerElement) {
   EXPECT_EQ(big[1000].u, 7u);
   EXPECT_EQ(big[kCount - 1].u, 0u);
   // An 80-byte Value per element would be 80 GiB; the parser touched nothing of the array.
-  if (before > 0) EXPECT_LT(rss_kb() - before, 64 * 1024);
+  if (before > 0) { EXPECT_LT(rss_kb() - before, 64 * 1024); }
   const ArrayView names = f.find("names")->as_array("names", ValueType::STRING);
   ASSERT_EQ(names.size(), 3u);
   std::string joined;

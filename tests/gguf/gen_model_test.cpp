@@ -149,8 +149,8 @@ void check_model(const ModelSpec& s, const File& f) {
   };
   uint_or_absent(a + ".attention.sliding_window", s.sliding_window);
   uint_or_absent(a + ".attention.sliding_window_pattern", s.swa_pattern);
-  if (s.attn_softcap > 0) EXPECT_FLOAT_EQ(float(f.get_float(a + ".attn_logit_softcapping")), s.attn_softcap);
-  if (s.final_softcap > 0) EXPECT_FLOAT_EQ(float(f.get_float(a + ".final_logit_softcapping")), s.final_softcap);
+  if (s.attn_softcap > 0) { EXPECT_FLOAT_EQ(float(f.get_float(a + ".attn_logit_softcapping")), s.attn_softcap); }
+  if (s.final_softcap > 0) { EXPECT_FLOAT_EQ(float(f.get_float(a + ".final_logit_softcapping")), s.final_softcap); }
   if (!s.longrope.empty()) {
     EXPECT_EQ(f.get_uint(a + ".rope.scaling.original_context_length"), uint64_t(s.longrope_orig_ctx));
     const double scale = double(s.n_ctx) / s.longrope_orig_ctx;

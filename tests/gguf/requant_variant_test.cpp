@@ -46,7 +46,7 @@ TEST(RequantVariant, TwoDimensionalTensorsAreRequantizedTheRestCopied) {
   }
   EXPECT_GT(requantized, 3);
   for (const gguf::KeyValue& kv : in.metadata())
-    if (kv.key != "general.alignment") EXPECT_NE(out.find(kv.key), nullptr) << kv.key;
+    if (kv.key != "general.alignment") { EXPECT_NE(out.find(kv.key), nullptr) << kv.key; }
 }
 
 TEST(RequantVariant, RowsThatAreNotWholeBlocksAreRefused) {

@@ -44,7 +44,7 @@ TEST(KvCacheRing, LoadsEqualAFullCacheAcrossTheWrap) {
     std::vector<float> k(size_t(rows * kv_dim)), v(k.size());
     EXPECT_THROW(ring.load(1, ring.valid_from(1) - 1, 1, k.data(), v.data()), Error);  // overwritten
     ring.load(0, 0, 1, k.data(), v.data());                                              // a full layer keeps it
-    if (t == KvType::kF32) EXPECT_THROW((void)ring.k_f32(1), Error);  // no rows in place for a ring
+    if (t == KvType::kF32) { EXPECT_THROW((void)ring.k_f32(1), Error); }  // no rows in place for a ring
     ring.forget_from(0);  // rolled back to nothing: the ring starts over
     EXPECT_EQ(ring.valid_from(1), 0);
     const KvCache copy = ring;

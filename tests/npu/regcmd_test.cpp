@@ -135,7 +135,7 @@ TEST(CbufBudgetTest, RowTilesReproduceTheBoardSweeps) {
       const int64_t mt = max_m_tile(d, ks);
       ASSERT_TRUE(fits_cbuf(d, uint32_t(mt), uint32_t(ks))) << ks;
       ASSERT_TRUE(mt == 1 || mt % 4 == 0) << ks;
-      if (mt + 4 <= 1020) ASSERT_FALSE(fits_cbuf(d, uint32_t(mt + 4), uint32_t(ks))) << ks;
+      if (mt + 4 <= 1020) { ASSERT_FALSE(fits_cbuf(d, uint32_t(mt + 4), uint32_t(ks))) << ks; }
     }
   }
 }

@@ -34,7 +34,7 @@ TEST(ContextChunks, ChunkedEvalEqualsOneBatchAndErrorsKeepTheSequence) {
     const std::vector<float> all = c.eval_all(tokens);
     EXPECT_EQ(c.n_past(), int64_t(tokens.size()));
     five.eval(std::vector<int32_t>(tokens.begin(), tokens.begin() + 5));
-    if (m_max == 5) EXPECT_EQ(c.memory().scratch_bytes, five.memory().scratch_bytes) << "activations of more than m_max rows";
+    if (m_max == 5) { EXPECT_EQ(c.memory().scratch_bytes, five.memory().scratch_bytes) << "activations of more than m_max rows"; }
     return all;
   };
   const std::vector<float> one_batch = logits_with(64), chunked = logits_with(5);

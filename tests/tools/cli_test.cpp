@@ -223,7 +223,7 @@ TEST_F(Cli, BadInputGivesOneLineAndNonZeroExit) {
     const Result r = run_ork(args, dir_);
     EXPECT_EQ(r.status, c.status) << args << "\n" << r.err;
     EXPECT_NE(r.err.find(c.needle), std::string::npos) << args << "\n" << r.err;
-    if (c.status == 1) EXPECT_EQ(count_lines(r.err), 1) << args << "\n" << r.err;
+    if (c.status == 1) { EXPECT_EQ(count_lines(r.err), 1) << args << "\n" << r.err; }
   }
 }
 
