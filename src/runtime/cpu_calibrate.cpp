@@ -4,7 +4,9 @@
 #include <chrono>
 
 #include "core/error.h"
+#include "npu/job_estimate.h"
 #include "npu/matmul.h"
+#include "npu/matmul_job.h"
 #include "ops/attention.h"
 #include "ops/matmul_w8a8.h"
 #include "ops/norm.h"
@@ -18,21 +20,6 @@ struct Shape {
   int64_t m, k, n;
 };
 
-// Median wall time (µs) of one w8a8 matmul of `s`, after a warm-up call.
-double time_us(ThreadPool& pool, Shape s, int repeats) {
-  std::vector<float> x(size_t(s.m * s.k), 0.5f), y(size_t(s.m * s.n)), scales(size_t(s.n), 1.0f);
-  std::vector<int8_t> w(size_t(s.n * s.k), 3);
-  ops::matmul_w8a8(pool, x.data(), s.m, s.k, w.data(), scales.data(), s.n, y.data());
-  std::vector<double> t;
-  for (int i = 0; i < repeats; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    ops::matmul_w8a8(pool, x.data(), s.m, s.k, w.data(), scales.data(), s.n, y.data());
-    t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 // Median wall time (µs) of run(), after a warm-up call.
 template <class Run>
 double median_us(Run&& run, int repeats) {
@@ -45,6 +32,13 @@ double median_us(Run&& run, int repeats) {
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+// Median wall time (µs) of one w8a8 matmul of `s`, after a warm-up call.
+double time_us(ThreadPool& pool, Shape s, int repeats) {
+  std::vector<float> x(size_t(s.m * s.k), 0.5f), y(size_t(s.m * s.n)), scales(size_t(s.n), 1.0f);
+  std::vector<int8_t> w(size_t(s.n * s.k), 3);
+  return median_us([&] { ops::matmul_w8a8(pool, x.data(), s.m, s.k, w.data(), scales.data(), s.n, y.data()); }, repeats);
 }
 
 }  // namespace
@@ -105,7 +99,11 @@ std::vector<npu::CalibrationStep> calibrate_ddr_total(npu::Device& dev, ThreadPo
   std::vector<int32_t> c(size_t(wn.n));
   const std::vector<const npu::PackedWeight*> ws{&wn};
   const std::vector<void*> cs{c.data()};
-  const uint64_t npu_bytes = uint64_t(wn.n * wn.k) + uint64_t(wn.k) + 4 * uint64_t(wn.n);
+  uint64_t npu_bytes = 0;  // what the job's tasks move, as the simulated cores account them
+  const std::vector<int64_t> ns{wn.n};
+  for (const auto& core : npu::job_task_work(npu::plan_job(1, wn.k, ns, npu::Dtype::kI8, dev.caps().cores))) {
+    for (const npu::sim::TaskWork& t : core) npu_bytes += t.bytes;
+  }
   // The CPU side: the cpu_read_gbps matmul.
   const Shape s{1, 4096, 8192};
   std::vector<float> x(size_t(s.k), 0.5f), y(size_t(s.n)), scales(size_t(s.n), 1.0f);

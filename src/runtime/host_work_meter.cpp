@@ -28,17 +28,11 @@ void HostWorkMeter::add_pass(const npu::sim::HostPass& pass) {
   const npu::sim::HostCost c = npu::sim::cost_host_pass(profile_, shape_, pass);
   std::lock_guard lock(mu_);
   ns_ += c.ns;
-  ops_ += c.ops;
 }
 
 double HostWorkMeter::modeled_ns() const {
   std::lock_guard lock(mu_);
   return ns_;
-}
-
-double HostWorkMeter::ops() const {
-  std::lock_guard lock(mu_);
-  return ops_;
 }
 
 }  // namespace ork::runtime

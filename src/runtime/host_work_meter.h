@@ -28,13 +28,12 @@ class HostWorkMeter {
   void add_pass(const npu::sim::HostPass& pass);
 
   double modeled_ns() const;  // the total so far
-  double ops() const;
 
  private:
   npu::sim::BoardProfile profile_;
   npu::sim::HostShape shape_;
   mutable std::mutex mu_;
-  double ns_ = 0, ops_ = 0;
+  double ns_ = 0;
 };
 
 }  // namespace ork::runtime
