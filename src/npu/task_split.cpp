@@ -56,37 +56,21 @@ SplitPlan plan_split(int64_t m, int64_t k, int64_t n, Dtype d, uint32_t max_core
   p.a_bytes = uint64_t(p.mp) * uint64_t(p.kp) * elt;
 
   // N ranges per core, in units of the kernel group.
-  const int64_t g = b_n_group(d);
-  const int64_t groups = p.np / g;
-  const int64_t cores = std::min<int64_t>(max_cores, groups);
-  p.cores = uint32_t(cores);
   uint64_t c_off = 0;
-  int64_t group0 = 0;
-  for (int64_t c = 0; c < cores; ++c) {
-    const int64_t cg = groups / cores + (c < groups % cores ? 1 : 0);
-    const int64_t n_begin = group0 * g, n_end = (group0 + cg) * g;
-    group0 += cg;
-    p.core_start[c] = uint32_t(p.tasks.size());
-    for (int64_t seg = 0; seg < p.segments; ++seg) {
-      const int64_t ks = plan_segment_width(p, seg);
-      for (int64_t n0 = n_begin; n0 < n_end; n0 += kMaxTaskN) {
-        const int64_t nt = std::min<int64_t>(kMaxTaskN, n_end - n0);
-        for (int64_t i = 0; i < m_tiles; ++i) {
-          TaskTile t;
-          t.core = uint32_t(c);
-          t.m0 = i * p.mt;
-          t.mt = std::min(p.mt, p.mp - t.m0);
-          t.n0 = n0, t.nt = nt, t.seg = seg, t.ks = ks;
-          t.a_off = a_block_offset(p, i, seg);
-          t.b_off = (uint64_t(b_np) * uint64_t(seg) * uint64_t(p.kseg) + uint64_t(n0) * uint64_t(ks)) * elt;
-          t.c_off = c_off;
-          c_off += uint64_t(t.mt) * uint64_t(nt) * 4;
-          p.tasks.push_back(t);
-        }
-      }
+  for_each_core_tile(p, b_n_group(d), max_cores, [&](uint32_t core, int64_t seg, int64_t ks, int64_t n0, int64_t nt) {
+    for (int64_t i = 0; i < m_tiles; ++i) {
+      TaskTile t;
+      t.core = core;
+      t.m0 = i * p.mt;
+      t.mt = std::min(p.mt, p.mp - t.m0);
+      t.n0 = n0, t.nt = nt, t.seg = seg, t.ks = ks;
+      t.a_off = a_block_offset(p, i, seg);
+      t.b_off = (uint64_t(b_np) * uint64_t(seg) * uint64_t(p.kseg) + uint64_t(n0) * uint64_t(ks)) * elt;
+      t.c_off = c_off;
+      c_off += uint64_t(t.mt) * uint64_t(nt) * 4;
+      p.tasks.push_back(t);
     }
-    p.core_count[c] = uint32_t(p.tasks.size()) - p.core_start[c];
-  }
+  });
   p.c_bytes = c_off;
   return p;
 }

@@ -14,11 +14,13 @@
 // (Np/4, Mp, 4) layout of the whole C. Pure, thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "npu/cbuf_budget.h"
 #include "npu/layout.h"
+#include "npu/regcmd_gen.h"
 
 namespace ork::npu {
 
@@ -62,5 +64,30 @@ int64_t plan_segment_width(const SplitPlan& p, int64_t s);
 
 // Byte offset of the A block for (m-tile index i, segment s) in the A scratch.
 uint64_t a_block_offset(const SplitPlan& p, int64_t tile, int64_t seg);
+
+// The task order every planner shares: p.np (a multiple of n_group) is cut into n_group units spread
+// as evenly as they go over min(max_cores, units) cores; for each core in turn, for each K segment
+// (plan_segment_width) and each N tile of at most kMaxTaskN of the core's range, add(core, seg, ks,
+// n0, nt) appends that tile's tasks to p.tasks. Sets p.cores, p.core_start and p.core_count.
+template <class AddTiles>
+void for_each_core_tile(SplitPlan& p, int64_t n_group, uint32_t max_cores, AddTiles&& add) {
+  const int64_t groups = p.np / n_group;
+  const int64_t cores = std::min<int64_t>(max_cores, groups);
+  p.cores = uint32_t(cores);
+  int64_t group0 = 0;
+  for (int64_t c = 0; c < cores; ++c) {
+    const int64_t cg = groups / cores + (c < groups % cores ? 1 : 0);
+    const int64_t n_begin = group0 * n_group, n_end = (group0 + cg) * n_group;
+    group0 += cg;
+    p.core_start[c] = uint32_t(p.tasks.size());
+    for (int64_t seg = 0; seg < p.segments; ++seg) {
+      const int64_t ks = plan_segment_width(p, seg);
+      for (int64_t n0 = n_begin; n0 < n_end; n0 += kMaxTaskN) {
+        add(uint32_t(c), seg, ks, n0, std::min<int64_t>(kMaxTaskN, n_end - n0));
+      }
+    }
+    p.core_count[c] = uint32_t(p.tasks.size()) - p.core_start[c];
+  }
+}
 
 }  // namespace ork::npu

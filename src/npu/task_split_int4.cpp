@@ -33,36 +33,21 @@ SplitPlan plan_split_i4(int64_t m, int64_t k, int64_t n, uint32_t max_cores, int
   p.mt = std::min<int64_t>(m, kI4MaxTaskM);
   p.a_bytes = uint64_t(m) * uint64_t(p.kp) / 2;
 
-  const int64_t groups = p.np / kI4NGroup;
-  const int64_t cores = std::min<int64_t>(max_cores, groups);
-  p.cores = uint32_t(cores);
   uint64_t c_off = 0;
-  int64_t group0 = 0;
-  for (int64_t c = 0; c < cores; ++c) {
-    const int64_t cg = groups / cores + (c < groups % cores ? 1 : 0);
-    const int64_t n_begin = group0 * kI4NGroup, n_end = (group0 + cg) * kI4NGroup;
-    group0 += cg;
-    p.core_start[c] = uint32_t(p.tasks.size());
-    for (int64_t seg = 0; seg < p.segments; ++seg) {
-      const int64_t kc = plan_segment_width(p, seg);
-      for (int64_t n0 = n_begin; n0 < n_end; n0 += kMaxTaskN) {
-        const int64_t nt = std::min<int64_t>(kMaxTaskN, n_end - n0);
-        for (int64_t m0 = 0; m0 < m; m0 += p.mt) {
-          TaskTile t;
-          t.core = uint32_t(c);
-          t.m0 = m0;
-          t.mt = std::min(p.mt, m - m0);
-          t.n0 = n0, t.nt = nt, t.seg = seg, t.ks = kc;
-          t.a_off = a_block_offset_i4(p, m0, seg);
-          t.b_off = uint64_t(i4_chunk_offset(seg, b_np, p.kseg)) + uint64_t(n0) * uint64_t(kc) / 2;
-          t.c_off = c_off;
-          c_off += uint64_t(t.mt) * uint64_t(nt) * 2;
-          p.tasks.push_back(t);
-        }
-      }
+  for_each_core_tile(p, kI4NGroup, max_cores, [&](uint32_t core, int64_t seg, int64_t kc, int64_t n0, int64_t nt) {
+    for (int64_t m0 = 0; m0 < m; m0 += p.mt) {
+      TaskTile t;
+      t.core = core;
+      t.m0 = m0;
+      t.mt = std::min(p.mt, m - m0);
+      t.n0 = n0, t.nt = nt, t.seg = seg, t.ks = kc;
+      t.a_off = a_block_offset_i4(p, m0, seg);
+      t.b_off = uint64_t(i4_chunk_offset(seg, b_np, p.kseg)) + uint64_t(n0) * uint64_t(kc) / 2;
+      t.c_off = c_off;
+      c_off += uint64_t(t.mt) * uint64_t(nt) * 2;
+      p.tasks.push_back(t);
     }
-    p.core_count[c] = uint32_t(p.tasks.size()) - p.core_start[c];
-  }
+  });
   p.c_bytes = c_off;
   return p;
 }
