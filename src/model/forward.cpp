@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/quote.h"
+#include "model/non_finite.h"
 #include "ops/activation.h"
 #include "ops/attention.h"
 #include "ops/attention_blocked.h"
@@ -16,38 +17,6 @@
 #include "quant/types.h"
 
 namespace ork::model {
-namespace {
-
-// Index of the first NaN or ±Inf of v[0..count), or -1. A branch-free OR of the exponent test per
-// block, so the common all-finite case is one vectorizable pass.
-int64_t first_non_finite(const float* v, int64_t count) {
-  constexpr int64_t kBlock = 256;
-  for (int64_t b = 0; b < count; b += kBlock) {
-    const int64_t e = std::min(count, b + kBlock);
-    uint32_t any = 0;
-    for (int64_t i = b; i < e; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, v + i, sizeof bits);
-      any |= uint32_t((bits & 0x7f800000u) == 0x7f800000u);
-    }
-    if (any != 0) {
-      for (int64_t i = b; i < e; ++i) {
-        if (!std::isfinite(v[i])) return i;
-      }
-    }
-  }
-  return -1;
-}
-
-// Throws when m[rows × width] holds a NaN or Inf, naming `what` and where.
-void check_finite(const float* m, int64_t rows, int64_t width, const char* what, const Linear& w) {
-  const int64_t at = first_non_finite(m, rows * width);
-  if (at < 0) return;
-  fail("non-finite value (", m[at], ") in the ", what, " ", quote(w.name()), " at batch row ", at / width,
-       ", element ", at % width, ": the weights or the input hold NaN/Inf or overflowed");
-}
-
-}  // namespace
 
 Forward::Forward(const Config& config, const Weights& weights, MatmulBackend& backend,
                  ThreadPool& pool)
@@ -94,26 +63,29 @@ void Forward::embed_tokens(const Config& config, const Weights& weights, const i
 void Forward::linear(const Linear& w, const float* x, int64_t n, float* y) {
   // Every path reports non-finite activations alike: the exact path would carry NaN on, the 8-bit
   // paths would quantize it to a plausible number.
-  check_finite(x, n, w.k, "input of", w);
+  if (!backend_.checks_inputs_finite()) check_finite(x, n, w.k, "input of", w);
   backend_.matmul(w, x, n, y);
-  if (w.bias != nullptr) {
-    for (int64_t i = 0; i < n; ++i) {
-      float* row = y + i * w.n;
-      for (int64_t j = 0; j < w.n; ++j) row[j] += w.bias[j];
-    }
+  add_bias_rows(w, n, y);
+}
+
+void Forward::add_bias_rows(const Linear& w, int64_t n, float* y) {
+  if (w.bias == nullptr) return;
+  for (int64_t i = 0; i < n; ++i) {
+    float* row = y + i * w.n;
+    for (int64_t j = 0; j < w.n; ++j) row[j] += w.bias[j];
   }
 }
 
 void Forward::linear_group(std::initializer_list<const Linear*> ws, const float* x, int64_t n,
-                           std::initializer_list<float*> ys) {
+                           std::initializer_list<float*> ys, bool add_bias) {
   ORK_CHECK(ws.size() == ys.size() && ws.size() > 0, "linear_group: ", ws.size(), " weights, ", ys.size(), " outputs");
-  check_finite(x, n, (*ws.begin())->k, "input of", **ws.begin());
+  if (!backend_.checks_inputs_finite()) check_finite(x, n, (*ws.begin())->k, "input of", **ws.begin());
   backend_.matmul_group(std::span<const Linear* const>(ws.begin(), ws.size()), x, n,
                         std::span<float* const>(ys.begin(), ys.size()));
   auto y = ys.begin();
   for (const Linear* w : ws) {
     float* out = *y++;
-    if (w->bias == nullptr) continue;
+    if (w->bias == nullptr || !add_bias) continue;
     for (int64_t i = 0; i < n; ++i) {
       float* row = out + i * w->n;
       for (int64_t j = 0; j < w->n; ++j) row[j] += w->bias[j];
@@ -121,14 +93,20 @@ void Forward::linear_group(std::initializer_list<const Linear*> ws, const float*
   }
 }
 
-void Forward::add_branch(const float* base, const float* branch, const float* post_norm, int64_t n) {
+void Forward::add_branch(const float* base, const float* branch, const float* post_norm, int64_t n,
+                         const float* next_norm) {
   const int64_t E = c_.n_embd;
-  if (post_norm == nullptr) {
-    for (int64_t i = 0; i < n * E; ++i) x_[size_t(i)] = base[i] + branch[i];
-    return;
+  for (int64_t i = 0; i < n; ++i) {
+    const float* b = branch + i * E;
+    if (post_norm != nullptr) {
+      ops::rmsnorm(b, post_norm, E, c_.rms_eps, post_.data() + i * E);
+      b = post_.data() + i * E;
+    }
+    const float* a = base + i * E;
+    float* x = x_.data() + i * E;
+    for (int64_t j = 0; j < E; ++j) x[j] = a[j] + b[j];
+    if (next_norm != nullptr) ops::rmsnorm(x, next_norm, E, c_.rms_eps, h_.data() + i * E);
   }
-  for (int64_t i = 0; i < n; ++i) ops::rmsnorm(branch + i * E, post_norm, E, c_.rms_eps, post_.data() + i * E);
-  for (int64_t i = 0; i < n * E; ++i) x_[size_t(i)] = base[i] + post_[size_t(i)];
 }
 
 void Forward::attend(const Sequence& seq, int64_t il, int64_t row0) {
@@ -144,9 +122,18 @@ void Forward::attend(const Sequence& seq, int64_t il, int64_t row0) {
   ext.ext_factor = c_.rope_ext_factor;
   ext.attn_factor = mscale;
   ext.n_ctx_orig = c_.n_ctx_orig;
+  const auto add_bias = [](float* row, const float* bias, int64_t width) {
+    if (bias != nullptr) {
+      for (int64_t j = 0; j < width; ++j) row[j] += bias[j];
+    }
+  };
   for (int64_t i = 0; i < n; ++i) {
     float* q = q_.data() + (row0 + i) * Q;
     float* k = k_.data() + (row0 + i) * KV;
+    float* v = v_.data() + (row0 + i) * KV;
+    add_bias(q, l.wq.bias, Q);
+    add_bias(k, l.wk.bias, KV);
+    add_bias(v, l.wv.bias, KV);
     if (c_.qk_norm) {  // per head, through a copy (rmsnorm's input and output must not alias)
       for (int64_t h = 0; h < c_.n_head; ++h) {
         std::copy(q + h * D, q + (h + 1) * D, head_.begin());
@@ -164,8 +151,8 @@ void Forward::attend(const Sequence& seq, int64_t il, int64_t row0) {
       ops::rope_ext(q, c_.n_head, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors, ext);
       ops::rope_ext(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors, ext);
     }
+    cache.store(il, pos0 + i, 1, k, v);
   }
-  cache.store(il, pos0, n, k_.data() + row0 * KV, v_.data() + row0 * KV);
 
   ops::AttentionOptions opt;
   opt.scale = c_.attn_scale;
@@ -210,12 +197,10 @@ void Forward::attend(const Sequence& seq, int64_t il, int64_t row0) {
 
 void Forward::layer(std::span<const Sequence> seqs, int64_t il, const float* x_in, int64_t n) {
   const LayerWeights& l = w_.layers[size_t(il)];
-  const int64_t E = c_.n_embd;
+  // The next layer's input norm, fused into this layer's last residual add (none after the last).
+  const float* next_norm = il + 1 < c_.n_layer ? w_.layers[size_t(il + 1)].attn_norm : nullptr;
 
-  for (int64_t i = 0; i < n; ++i) {
-    ops::rmsnorm(x_in + i * E, l.attn_norm, E, c_.rms_eps, h_.data() + i * E);
-  }
-  linear_group({&l.wq, &l.wk, &l.wv}, h_.data(), n, {q_.data(), k_.data(), v_.data()});
+  linear_group({&l.wq, &l.wk, &l.wv}, h_.data(), n, {q_.data(), k_.data(), v_.data()}, false);  // biases: attend()
   int64_t row0 = 0;
   for (const Sequence& seq : seqs) {
     attend(seq, il, row0);
@@ -223,23 +208,18 @@ void Forward::layer(std::span<const Sequence> seqs, int64_t il, const float* x_i
   }
   linear(l.wo, attn_.data(), n, h_.data());
   // x_in is x_ itself, or (layer 0 of eval_embd) the caller's embeddings: same sums either way.
-  add_branch(x_in, h_.data(), l.post_attn_norm, n);
+  add_branch(x_in, h_.data(), l.post_attn_norm, n, l.ffn_norm);
 
-  for (int64_t i = 0; i < n; ++i) {
-    ops::rmsnorm(x_.data() + i * E, l.ffn_norm, E, c_.rms_eps, h_.data() + i * E);
-  }
   if (moe_) {
-    add_branch(x_.data(), moe_->run(il, l, h_.data(), n), l.post_ffn_norm, n);
+    add_branch(x_.data(), moe_->run(il, l, h_.data(), n), l.post_ffn_norm, n, next_norm);
     return;
   }
   linear_group({&l.gate, &l.up}, h_.data(), n, {gate_.data(), up_.data()});
-  if (c_.geglu) {
-    ops::geglu(gate_.data(), up_.data(), n * c_.n_ff, act_.data());
-  } else {
-    ops::swiglu(gate_.data(), up_.data(), n * c_.n_ff, act_.data());
-  }
-  linear(l.down, act_.data(), n, h_.data());
-  add_branch(x_.data(), h_.data(), l.post_ffn_norm, n);
+  // The activation and ffn_down: a quantizing backend fuses the activation into quantizing down's input.
+  backend_.matmul_glu(l.down, c_.geglu ? ops::Glu::kGeglu : ops::Glu::kSwiglu, gate_.data(), up_.data(), n,
+                      act_.data(), h_.data());
+  add_bias_rows(l.down, n, h_.data());
+  add_branch(x_.data(), h_.data(), l.post_ffn_norm, n, next_norm);
 }
 
 void Forward::check_positions(const KvCache& cache, int64_t n, int64_t pos0) const {
@@ -304,9 +284,12 @@ void Forward::eval_batch(std::span<const Sequence> seqs, const int32_t* tokens, 
 }
 
 void Forward::run(std::span<const Sequence> seqs, const float* x0, int64_t n, float* logits) {
+  const int64_t E = c_.n_embd;
+  if (c_.n_layer > 0) {
+    for (int64_t i = 0; i < n; ++i) ops::rmsnorm(x0 + i * E, w_.layers[0].attn_norm, E, c_.rms_eps, h_.data() + i * E);
+  }
   for (int64_t il = 0; il < c_.n_layer; ++il) layer(seqs, il, il == 0 ? x0 : x_.data(), n);
 
-  const int64_t E = c_.n_embd;
   const int64_t n_out = int64_t(out_rows_.size());
   for (int64_t i = 0; i < n_out; ++i) {
     ops::rmsnorm(x_.data() + out_rows_[size_t(i)] * E, w_.output_norm, E, c_.rms_eps, h_.data() + i * E);

@@ -1,6 +1,7 @@
 #include "model/matmul_backend.h"
 
 #include "gguf/file.h"
+#include "model/non_finite.h"
 #include "ops/matmul.h"
 
 namespace ork::model {
@@ -8,6 +9,13 @@ namespace ork::model {
 void MatmulBackend::matmul_group(std::span<const Linear* const> ws, const float* x, int64_t m,
                                  std::span<float* const> ys) {
   for (size_t i = 0; i < ws.size(); ++i) matmul(*ws[i], x, m, ys[i]);
+}
+
+void MatmulBackend::matmul_glu(const Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,
+                               float* act, float* y) {
+  ops::glu(glu, gate, up, m * down.k, act);
+  if (!checks_inputs_finite()) check_finite(act, m, down.k, "input of", down);
+  matmul(down, act, m, y);
 }
 
 CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weights,

@@ -12,6 +12,7 @@
 
 #include "core/thread_pool.h"
 #include "model/weights.h"
+#include "ops/activation.h"
 #include "ops/matmul.h"
 #include "ops/qpanels.h"
 
@@ -26,6 +27,12 @@ class MatmulBackend {
   // or its gate and up). A device backend may run them as one job; by default one after another.
   virtual void matmul_group(std::span<const Linear* const> ws, const float* x, int64_t m,
                             std::span<float* const> ys);
+  // y[m × down.n] = glu(gate, up) · downᵀ: an FFN's activation and down projection (the bias is not
+  // added). gate, up: m × down.k. By default glu(gate, up) is written into `act` (m × down.k scratch,
+  // checked finite unless checks_inputs_finite()) and multiplied by matmul(); a quantizing backend
+  // fuses the activation into quantizing down's input, row by row, and leaves `act` unwritten.
+  virtual void matmul_glu(const Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,
+                          float* act, float* y);
   // The forward pass names the routed experts of MoE layer `layer` in the order it will run them:
   // after the layer's router ran (`guess` false), or a guess for a layer whose router has not run
   // yet (`guess` true: model::ExpertPredictor); empty: none known yet. A backend that streams weights
@@ -34,6 +41,9 @@ class MatmulBackend {
   virtual void expect_experts(int64_t layer, std::span<const int32_t> experts, bool guess) {
     (void)layer, (void)experts, (void)guess;
   }
+  // True when matmul and matmul_group themselves throw model::fail_non_finite(x, at, k, "input of", w)
+  // for a NaN/Inf in their input (checked while quantizing it), so the forward pass skips its own scan.
+  virtual bool checks_inputs_finite() const { return false; }
   // Short name for messages and statistics ("cpu", "npu", "sim").
   virtual const char* name() const = 0;
 };

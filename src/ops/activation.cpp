@@ -20,4 +20,8 @@ void geglu(const float* gate, const float* up, int64_t n, float* out) {
   }
 }
 
+void glu(Glu kind, const float* gate, const float* up, int64_t n, float* out) {
+  kind == Glu::kGeglu ? geglu(gate, up, n, out) : swiglu(gate, up, n, out);
+}
+
 }  // namespace ork::ops

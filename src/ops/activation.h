@@ -15,4 +15,9 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out);
 // Thread-safety: pure.
 void geglu(const float* gate, const float* up, int64_t n, float* out);
 
+// Which gated activation an FFN applies (Config::geglu).
+enum class Glu { kSwiglu, kGeglu };
+// swiglu or geglu, as `kind` says; same contract.
+void glu(Glu kind, const float* gate, const float* up, int64_t n, float* out);
+
 }  // namespace ork::ops

@@ -20,4 +20,9 @@ namespace ork::ops {
 void matmul_w8a8(ThreadPool& pool, const float* x, int64_t m, int64_t k, const int8_t* wq,
                  const float* w_scales, int64_t n, float* y);
 
+// Steps 2 and 3 only, on activations the caller quantized (xq: M rows of K int8, sa: M row scales —
+// quant::quantize_rows_i8 or quant::quantize_activations_i8). Same contract otherwise.
+void matmul_w8a8_quantized(ThreadPool& pool, const int8_t* xq, const float* sa, int64_t m, int64_t k,
+                           const int8_t* wq, const float* w_scales, int64_t n, float* y);
+
 }  // namespace ork::ops

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/quote.h"
 #include "quant/decode.h"
+#include "model/non_finite.h"
 #include "quant/hadamard.h"
 #include "quant/requant.h"
 #include "quant/requant_int4.h"
@@ -111,27 +112,41 @@ void CpuInt4Matmul::multiply(const Weight& q, int64_t k, int64_t n0, int64_t n, 
   });
 }
 
-void CpuInt4Matmul::quantize_input(const float* x, int64_t m, int64_t k) {
-  const float* xr = quant::rotate_for_int8(x, m, k, xr_);
+void CpuInt4Matmul::quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m) {
+  if (!scheme_.a4) {  // the NPU path's activations: one pass per row
+    in.quantize(w, m, xq_, sa_, act_, xr_);
+    return;
+  }
+  const int64_t k = w.k;
+  const float* x = in.materialize(w, m, act_);
+  model::check_finite(x, m, k, "input of", w);
   xq_.resize(size_t(m * k));
   sa_.resize(size_t(m));
-  if (scheme_.a4) {
-    quant::quantize_rows_i4(xr, m, k, xq_.data(), sa_.data());
-  } else {
-    quant::quantize_rows_i8(xr, m, k, xq_.data(), sa_.data());
-  }
+  quant::quantize_rows_i4(quant::rotate_for_int8(x, m, k, xr_), m, k, xq_.data(), sa_.data());
 }
 
 void CpuInt4Matmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {
   const Weight& q = weight(w);
-  quantize_input(x, m, w.k);
+  quantize_input(w, ActivationSource::rows(x), m);
   multiply(q, w.k, 0, w.n, m, y, w.n);
 }
 
+void CpuInt4Matmul::matmul_glu(const model::Linear& down, ops::Glu glu, const float* gate, const float* up,
+                               int64_t m, float* act, float* y) {
+  (void)act;
+  const Weight& q = weight(down);
+  quantize_input(down, ActivationSource::gated(glu, gate, up), m);
+  multiply(q, down.k, 0, down.n, m, y, down.n);
+}
+
 void CpuInt4Matmul::matmul_rows(const model::Linear& w, const float* x, int64_t m, int64_t n0, float* y) {
+  matmul_rows(w, ActivationSource::rows(x), m, n0, y);
+}
+
+void CpuInt4Matmul::matmul_rows(const model::Linear& w, const ActivationSource& in, int64_t m, int64_t n0, float* y) {
   ORK_CHECK(n0 >= 0 && n0 < w.n, "matmul rows: first row ", n0, " of a ", w.n, "-row weight");
   const Weight& q = weight(w);
-  quantize_input(x, m, w.k);
+  quantize_input(w, in, m);
   multiply(q, w.k, n0, w.n - n0, m, y + n0, w.n);
 }
 

@@ -20,6 +20,7 @@
 
 #include "core/thread_pool.h"
 #include "model/matmul_backend.h"
+#include "runtime/activation_source.h"
 
 namespace ork::runtime {
 
@@ -40,6 +41,12 @@ class CpuInt4Matmul final : public model::MatmulBackend {
   // same numbers matmul() writes there. 0 ≤ n0 < w.n. (The CPU side of a call split along N with
   // the NPU, runtime/hybrid_matmul.h.)
   void matmul_rows(const model::Linear& w, const float* x, int64_t m, int64_t n0, float* y);
+  // matmul_rows on any input source (ActivationSource: f32 rows or an FFN's glu).
+  void matmul_rows(const model::Linear& w, const ActivationSource& in, int64_t m, int64_t n0, float* y);
+  // W4A8: glu(gate, up) quantized row by row as down's input; W4A4: glu into act, then matmul.
+  void matmul_glu(const model::Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,
+                  float* act, float* y) override;
+  bool checks_inputs_finite() const override { return true; }
   const char* name() const override { return "cpu-int4"; }
   // RAM of the weights quantized so far (codes two per byte, and the scales).
   uint64_t quantized_bytes() const;
@@ -58,14 +65,16 @@ class CpuInt4Matmul final : public model::MatmulBackend {
  private:
   // The cached weight of `w` (quantized and packed on first use).
   const Weight& weight(const model::Linear& w);
-  // xq_, sa_ = x (m × k) rotated and quantized per row (int8, or int4 for W4A4).
-  void quantize_input(const float* x, int64_t m, int64_t k);
+  // xq_, sa_ = the input (m × w.k) rotated and quantized per row (int8, or int4 for W4A4); a
+  // non-finite input throws model::fail_non_finite naming w.
+  void quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m);
   // y (m × n, row stride ldy) = columns [n0, n0 + n) of the product with the quantized input.
   void multiply(const Weight& q, int64_t k, int64_t n0, int64_t n, int64_t m, float* y, int64_t ldy);
   ThreadPool& pool_;
   Int4Scheme scheme_;
   mutable std::mutex mutex_;
-  std::vector<float> xr_;
+  std::vector<float> xr_;  // the rotated rows (W4A4: all of them; W4A8: the one being quantized)
+  std::vector<float> act_;  // a glu input's activation (W4A8: one row; W4A4: all of them)
   std::vector<int8_t> xq_;
   std::vector<float> sa_;
   std::vector<std::unique_ptr<Weight>> weights_;

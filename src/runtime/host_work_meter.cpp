@@ -13,6 +13,7 @@ npu::sim::HostShape host_shape_of(const model::Config& c, model::KvType kv) {
   s.kv_converted = kv != model::KvType::kF32;
   s.kv_decode_in_place = kv == model::KvType::kF16;  // forward.cpp: ops::attention_f16 in decode
   s.int8_matmuls = true;
+  s.qkv_bias = c.qkv_bias;
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/error.h"
 #include "core/json.h"
 
 namespace ork::runtime {
@@ -31,11 +32,12 @@ HybridMatmul::HybridMatmul(std::unique_ptr<NpuMatmul> npu, ThreadPool& pool, siz
   }
 }
 
-void HybridMatmul::cpu_matmul_rows(const model::Linear& w, const float* x, int64_t m, int64_t n0, float* y) {
+void HybridMatmul::cpu_matmul_rows(const model::Linear& w, const ActivationSource& in, int64_t m, int64_t n0,
+                                   float* y) {
   if (cpu_i4_ != nullptr) {
-    n0 == 0 ? cpu_i4_->matmul(w, x, m, y) : cpu_i4_->matmul_rows(w, x, m, n0, y);
+    cpu_i4_->matmul_rows(w, in, m, n0, y);
   } else {
-    n0 == 0 ? cpu_.matmul(w, x, m, y) : cpu_.matmul_rows(w, x, m, n0, y);
+    cpu_.matmul_rows(w, in, m, n0, y);
   }
 }
 
@@ -63,22 +65,29 @@ const Choice& HybridMatmul::decide(std::span<const model::Linear* const> ws, int
   return d.choice;
 }
 
-void HybridMatmul::run_cpu(const model::Linear& w, const float* x, int64_t m, float* y) {
+void HybridMatmul::run_cpu(const model::Linear& w, const ActivationSource& in, int64_t m, float* y) {
   cpu_calls_++;
   cpu_modeled_ns_ += scheduler_.cpu_ns(m, w.k, w.n);
   if (skip_cpu_arithmetic_) {
     std::memset(y, 0, size_t(m * w.n) * sizeof(float));
     return;
   }
-  cpu_matmul_rows(w, x, m, 0, y);
+  cpu_matmul_rows(w, in, m, 0, y);
 }
 
-void HybridMatmul::run_split(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+void HybridMatmul::run_split(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
                              std::span<float* const> ys, const Choice& c) {
+  ORK_CHECK(in.up == nullptr || ws.size() == 1, "split call: a gated input feeds one weight, not ", ws.size());
   split_calls_++;
   // The simulator charges the NPU job (split_npu_ns); the board time beyond it is the CPU's share.
   cpu_modeled_ns_ += std::max(0.0, c.split_ns - c.split_npu_ns);
-  npu_thread_.start([&] { npu_->matmul_rows(ws, x, m, ys, c.npu_rows); });
+  npu_thread_.start([&] {
+    if (ws.size() == 1) {
+      npu_->matmul_rows(*ws[0], in, m, ys[0], c.npu_rows[0]);
+    } else {
+      npu_->matmul_rows(ws, in.x, m, ys, c.npu_rows);
+    }
+  });
   try {
     for (size_t i = 0; i < ws.size(); ++i) {
       if (skip_cpu_arithmetic_) {
@@ -86,7 +95,7 @@ void HybridMatmul::run_split(std::span<const model::Linear* const> ws, const flo
           std::memset(ys[i] + r * ws[i]->n + c.npu_rows[i], 0, size_t(ws[i]->n - c.npu_rows[i]) * sizeof(float));
         }
       } else {
-        cpu_matmul_rows(*ws[i], x, m, c.npu_rows[i], ys[i]);
+        cpu_matmul_rows(*ws[i], in, m, c.npu_rows[i], ys[i]);
       }
     }
   } catch (...) {
@@ -101,9 +110,9 @@ void HybridMatmul::matmul(const model::Linear& w, const float* x, int64_t m, flo
   float* outs[] = {y};
   const Choice& c = decide(one, m);
   if (c.split) {
-    run_split(one, x, m, outs, c);
+    run_split(one, ActivationSource::rows(x), m, outs, c);
   } else if (c.cpu) {
-    run_cpu(w, x, m, y);
+    run_cpu(w, ActivationSource::rows(x), m, y);
   } else {
     npu_calls_++;
     npu_->matmul(w, x, m, y);
@@ -114,12 +123,28 @@ void HybridMatmul::matmul_group(std::span<const model::Linear* const> ws, const 
                                 std::span<float* const> ys) {
   const Choice& c = decide(ws, m);
   if (c.split) {
-    run_split(ws, x, m, ys, c);
+    run_split(ws, ActivationSource::rows(x), m, ys, c);
   } else if (c.cpu) {
-    for (size_t i = 0; i < ws.size(); ++i) run_cpu(*ws[i], x, m, ys[i]);
+    for (size_t i = 0; i < ws.size(); ++i) run_cpu(*ws[i], ActivationSource::rows(x), m, ys[i]);
   } else {
     npu_calls_++;
     npu_->matmul_group(ws, x, m, ys);
+  }
+}
+
+void HybridMatmul::matmul_glu(const model::Linear& down, ops::Glu glu, const float* gate, const float* up,
+                              int64_t m, float* act, float* y) {
+  const model::Linear* one[] = {&down};
+  float* outs[] = {y};
+  const ActivationSource in = ActivationSource::gated(glu, gate, up);
+  const Choice& c = decide(one, m);
+  if (c.split) {
+    run_split(one, in, m, outs, c);
+  } else if (c.cpu) {
+    run_cpu(down, in, m, y);
+  } else {
+    npu_calls_++;
+    npu_->matmul_glu(down, glu, gate, up, m, act, y);
   }
 }
 

@@ -59,9 +59,15 @@ class HybridMatmul final : public model::MatmulBackend {
   void matmul(const model::Linear& w, const float* x, int64_t m, float* y) override;
   void matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
                     std::span<float* const> ys) override;
+  // Where the schedule puts down: each side quantizes glu(gate, up) row by row itself; act unused.
+  void matmul_glu(const model::Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,
+                  float* act, float* y) override;
   void expect_experts(int64_t layer, std::span<const int32_t> experts, bool guess) override {
     npu_->expect_experts(layer, experts, guess);
   }
+  // Every call quantizes (and so checks) its input, unless a timing-only simulator's CPU calls skip
+  // their arithmetic.
+  bool checks_inputs_finite() const override { return !skip_cpu_arithmetic_; }
   const char* name() const override { return npu_->name(); }
   NpuMatmul& npu() { return *npu_; }
   ScheduleStats stats() const;
@@ -69,12 +75,13 @@ class HybridMatmul final : public model::MatmulBackend {
 
  private:
   // The CPU path of the device weight type: cpu_ (i8) or cpu_i4_ (i4).
-  void cpu_matmul_rows(const model::Linear& w, const float* x, int64_t m, int64_t n0, float* y);
+  void cpu_matmul_rows(const model::Linear& w, const ActivationSource& in, int64_t m, int64_t n0, float* y);
   // The decision for this call (made once per (weights, m) and remembered), its calls counted.
   const Choice& decide(std::span<const model::Linear* const> ws, int64_t m);
-  void run_cpu(const model::Linear& w, const float* x, int64_t m, float* y);
-  void run_split(std::span<const model::Linear* const> ws, const float* x, int64_t m, std::span<float* const> ys,
-                 const Choice& c);
+  void run_cpu(const model::Linear& w, const ActivationSource& in, int64_t m, float* y);
+  // in: f32 rows, or (one weight only) an FFN's glu.
+  void run_split(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
+                 std::span<float* const> ys, const Choice& c);
 
   std::unique_ptr<NpuMatmul> npu_;
   CpuInt8Matmul cpu_;

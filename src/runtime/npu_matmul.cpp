@@ -6,7 +6,6 @@
 #include "core/copy_block.h"
 #include "core/error.h"
 #include "core/quote.h"
-#include "quant/hadamard.h"
 #include "quant/int4_split.h"
 #include "quant/requant.h"
 #include "weights/packed_int4.h"
@@ -65,10 +64,8 @@ void NpuMatmul::model_loads(weights::ModeledLoads* loads, std::function<double()
   for (const weights::ExpertBlock& b : cache_.plan().expert_blocks) named_at_.emplace_back(b.expert_first.size() - 1, -1.0);
 }
 
-void NpuMatmul::quantize_input(const float* x, int64_t m, int64_t k) {
-  xq_.resize(size_t(m * k));
-  sa_.resize(size_t(m));
-  quant::quantize_rows_i8(quant::rotate_for_int8(x, m, k, xr_), m, k, xq_.data(), sa_.data());
+void NpuMatmul::quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m) {
+  in.quantize(w, m, xq_, sa_, act_, row_);
 }
 
 std::pair<weights::Cache*, int32_t> NpuMatmul::source(const model::Linear& w) {
@@ -94,10 +91,10 @@ bool NpuMatmul::runs_as_one_job(std::span<const model::Linear* const> ws) {
   return true;
 }
 
-void NpuMatmul::run_resident_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+void NpuMatmul::run_resident_group(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
                                    std::span<float* const> ys, std::span<const int64_t> rows) {
   const int64_t k = ws[0]->k;
-  quantize_input(x, m, k);
+  quantize_input(*ws[0], in, m);
   std::vector<std::pair<weights::Cache*, int32_t>> src;
   std::vector<weights::Cache::Lease> leases;
   std::vector<npu::PackedWeight> views;
@@ -164,7 +161,15 @@ void NpuMatmul::matmul_rows(std::span<const model::Linear* const> ws, const floa
   ORK_CHECK(ws.size() == ys.size() && ws.size() == rows.size() && !ws.empty(), "matmul rows: ", ws.size(),
             " weights, ", ys.size(), " outputs, ", rows.size(), " row counts");
   ORK_CHECK(runs_as_one_job(ws), "matmul rows: the weights are not resident single slices of one domain");
-  run_resident_group(ws, x, m, ys, rows);
+  run_resident_group(ws, ActivationSource::rows(x), m, ys, rows);
+}
+
+void NpuMatmul::matmul_rows(const model::Linear& w, const ActivationSource& in, int64_t m, float* y, int64_t rows) {
+  const model::Linear* one[] = {&w};
+  float* outs[] = {y};
+  const int64_t counts[] = {rows};
+  ORK_CHECK(runs_as_one_job(one), "matmul rows: ", quote(w.name()), " is not a resident single slice");
+  run_resident_group(one, in, m, outs, counts);
 }
 
 void NpuMatmul::matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
@@ -176,17 +181,27 @@ void NpuMatmul::matmul_group(std::span<const model::Linear* const> ws, const flo
     MatmulBackend::matmul_group(ws, x, m, ys);
     return;
   }
-  run_resident_group(ws, x, m, ys, {});
+  run_resident_group(ws, ActivationSource::rows(x), m, ys, {});
 }
 
 void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {
+  run(w, ActivationSource::rows(x), m, y);
+}
+
+void NpuMatmul::matmul_glu(const model::Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,
+                           float* act, float* y) {
+  (void)act;
+  run(down, ActivationSource::gated(glu, gate, up), m, y);
+}
+
+void NpuMatmul::run(const model::Linear& w, const ActivationSource& in, int64_t m, float* y) {
   const auto [cache_ptr, widx] = source(w);
   weights::Cache& cache = *cache_ptr;
   weights::Prefetcher* prefetcher = cache_ptr == &cache_ ? prefetcher_ : nullptr;  // none for a redirect
   const weights::Plan& plan = cache.plan();
   const weights::WeightPlan& wp = plan.weights[size_t(widx)];
   const int64_t k = w.k;
-  quantize_input(x, m, k);
+  quantize_input(w, in, m);
   const bool i4 = plan.wtype == npu::Dtype::kI4;
   if (i4) split_input(m, k);
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "model/matmul_backend.h"
+#include "runtime/activation_source.h"
 #include "npu/device.h"
 #include "npu/matmul.h"
 #include "weights/cache.h"
@@ -36,6 +37,9 @@ class NpuMatmul final : public model::MatmulBackend {
   NpuMatmul(npu::Device& device, weights::Cache& cache, weights::Prefetcher* prefetcher,
             std::shared_ptr<npu::MatmulScratch> scratch = nullptr);
   void matmul(const model::Linear& w, const float* x, int64_t m, float* y) override;
+  // glu(gate, up) quantized row by row as down's input (ActivationSource), then matmul; act unused.
+  void matmul_glu(const model::Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,
+                  float* act, float* y) override;
   // One job per chunk of rows when every weight is one resident slice of the same domain (Q/K/V,
   // gate/up); otherwise one matmul after another. Bit-identical to separate matmul() calls.
   void matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
@@ -49,9 +53,12 @@ class NpuMatmul final : public model::MatmulBackend {
   // runs_as_one_job(ws).
   void matmul_rows(std::span<const model::Linear* const> ws, const float* x, int64_t m, std::span<float* const> ys,
                    std::span<const int64_t> rows);
+  // matmul_rows of one weight on any input source (ActivationSource: f32 rows or an FFN's glu).
+  void matmul_rows(const model::Linear& w, const ActivationSource& in, int64_t m, float* y, int64_t rows);
   // Streamed plans: the prefetcher loads the named experts of the layer's expert block (and no other
   // expert of it) ahead of compute.
   void expect_experts(int64_t layer, std::span<const int32_t> experts, bool guess) override;
+  bool checks_inputs_finite() const override { return true; }
   const char* name() const override { return device_.caps().simulated ? "sim" : "npu"; }
   const npu::MatmulScratch& scratch() const { return *scratch_; }
 
@@ -72,10 +79,14 @@ class NpuMatmul final : public model::MatmulBackend {
   // Where weight `w` is read from: its cache (this backend's or a redirect's) and index there.
   std::pair<weights::Cache*, int32_t> source(const model::Linear& w);
   // One job per chunk over resident single-slice weights (runs_as_one_job); rows empty: every row.
-  void run_resident_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+  void run_resident_group(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
                           std::span<float* const> ys, std::span<const int64_t> rows);
-  // xq_, sa_ = x (m × k) rotated and quantized per row, as the packed weights were.
-  void quantize_input(const float* x, int64_t m, int64_t k);
+  // matmul() of one weight on any input source: slice by slice, streamed or resident.
+  void run(const model::Linear& w, const ActivationSource& in, int64_t m, float* y);
+  // xq_, sa_ = the input (m × w.k) rotated and quantized per row, as the packed weights were
+  // (ActivationSource::quantize, one pass per row); a non-finite input throws
+  // model::fail_non_finite naming w.
+  void quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m);
   // halves_ = xq_ (m × k) split into two int4 rows per token (quant/int4_split.h).
   void split_input(int64_t m, int64_t k);
   // The int32 sums of mc tokens × rows [n0, n0 + ns) of int4 weight `w` from the sums r (2mc × ns)
@@ -95,7 +106,7 @@ class NpuMatmul final : public model::MatmulBackend {
   // or -1 when it is not named now
   std::vector<std::vector<double>> named_at_;
   std::vector<int8_t> xq_;
-  std::vector<float> sa_, ytmp_, xr_;  // xr_: the rotated activations (quant/hadamard.h)
+  std::vector<float> sa_, ytmp_, row_, act_;  // row_, act_: the input row being rotated, its activation
   std::vector<int32_t> c_;
   std::vector<int8_t> halves_;          // int4: the split activation rows (2 per token)
   std::vector<int32_t> r_;              // int4: sums of the halves (2m × n)

@@ -43,7 +43,7 @@ struct Choice {
 };
 
 // Row fractions a split tries: j / kSplitSteps of every weight on the NPU, j = 1 … kSplitSteps − 1.
-constexpr int kSplitSteps = 16;
+constexpr int kSplitSteps = 256;
 
 class Scheduler {
  public:

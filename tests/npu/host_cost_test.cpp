@@ -25,21 +25,50 @@ TEST(HostCost, ANoRowPassCostsNothing) {
   EXPECT_EQ(cost_host_pass(BoardProfile{}, small_shape(), HostPass{}).ns, 0.0);
 }
 
-TEST(HostCost, TheInt8PathPricesSeventeenOpsPerLayerAndFiveAroundThem) {
+TEST(HostCost, TheInt8PathPricesThirteenOpsPerLayerAndSevenAroundThem) {
   HostShape s = small_shape();
   s.kv_decode_in_place = false;  // every pass converts the cache
   const HostCost c = cost_host_pass(fixed_only(), s, sequence_pass(7, 1, 1));
-  // Per layer: 2 norms, RoPE, KV store, KV conversion, attention, 2 residual adds, SwiGLU, and a
-  // quantize + scale around each of the 4 jobs; then embedding, output norm, its quantize + scale, sampling.
-  EXPECT_EQ(c.ops, 17.0 * 3 + 5);
-  // 16 ops of host_op_us and attention at cpu_call_us per layer; 5 of host_op_us.
-  EXPECT_DOUBLE_EQ(c.ns, (3 * (16 * 1.0 + 10.0) + 5 * 1.0) * 1e3);
+  // Per layer: RoPE with the KV store, KV conversion, attention, 2 residual adds each with the next
+  // norm, a quantize + scale around each of the 4 jobs (ffn_down's quantize computing the SwiGLU);
+  // then layer 0's attn_norm, embedding, output norm, its quantize + scale, the logits' finiteness
+  // check, sampling.
+  EXPECT_EQ(c.ops, 13.0 * 3 + 7);
+  // 12 ops of host_op_us and attention at cpu_call_us per layer; 7 of host_op_us.
+  EXPECT_DOUBLE_EQ(c.ns, (3 * (12 * 1.0 + 10.0) + 7 * 1.0) * 1e3);
+}
+
+TEST(HostCost, QkvBiasesAreAddedInTheRopePass) {
+  BoardProfile p;
+  p.cpu_read_gbps = 1e30, p.cpu_f32_gflops = 1, p.host_op_us = 0, p.cpu_call_us = 0;  // one flop per ns
+  HostShape with = small_shape(), without = small_shape();
+  with.qkv_bias = true;
+  const HostPass pass = sequence_pass(7, 2, 1);
+  EXPECT_EQ(cost_host_pass(fixed_only(), with, pass).ops, cost_host_pass(fixed_only(), without, pass).ops);
+  // 2 rows × (q_dim 64 + 2 · kv_dim 32) additions per layer.
+  EXPECT_NEAR(cost_host_pass(p, with, pass).ns - cost_host_pass(p, without, pass).ns, 3 * 2 * (64 + 64.0), 1e-6);
+}
+
+TEST(HostCost, QuantizingPricesTheHadamardButterflies) {
+  // No layers: the int8 path adds only the output's quantize (hidden inputs) and scale (vocab results).
+  const auto int8_flops = [](int64_t hidden) {
+    HostShape s = small_shape(), f;
+    s.layers = 0, s.hidden = hidden;
+    f = s;
+    f.int8_matmuls = false;
+    const HostPass pass = sequence_pass(7, 1, 1);
+    return cost_host_pass(BoardProfile{}, s, pass).flops - cost_host_pass(BoardProfile{}, f, pass).flops;
+  };
+  // hidden 64: a 64-block rotation, log2 64 + 1 = 7 flops per element beside the quantizing's 4;
+  // hidden 63 (odd): no rotation. The scale: 2 flops per logit.
+  EXPECT_DOUBLE_EQ(int8_flops(64), 64 * (4 + 7.0) + 2 * 1000.0);
+  EXPECT_DOUBLE_EQ(int8_flops(63), 63 * 4.0 + 2 * 1000.0);
 }
 
 TEST(HostCost, TheFloatPathWithAnF32CacheHasNoQuantizingAndNoConversion) {
   HostShape s = small_shape();
   s.int8_matmuls = false, s.kv_converted = false;
-  EXPECT_EQ(cost_host_pass(fixed_only(), s, sequence_pass(7, 1, 1)).ops, 8.0 * 3 + 3);
+  EXPECT_EQ(cost_host_pass(fixed_only(), s, sequence_pass(7, 1, 1)).ops, 5.0 * 3 + 5);
 }
 
 TEST(HostCost, AttentionReadsEveryKeysKAndVRowOncePerQueryRow) {
@@ -85,7 +114,7 @@ TEST(HostCost, ADecodeStepReadsTheF16CacheInPlaceAndAPrefillConvertsIt) {
   // 4; in place attention reads them at 2. Per layer.
   EXPECT_NEAR(cost_host_pass(p, converted, decode).ns - cost_host_pass(p, in_place, decode).ns,
               3 * 100 * 2 * 32 * ((2.0 + 4.0) + 4.0 - 2.0), 1e-6);
-  EXPECT_EQ(cost_host_pass(fixed_only(), in_place, decode).ops, 16.0 * 3 + 5);
+  EXPECT_EQ(cost_host_pass(fixed_only(), in_place, decode).ops, 12.0 * 3 + 7);
   // A prefill pass converts either way.
   const HostPass prefill = sequence_pass(0, 8, 1, 4);
   EXPECT_EQ(cost_host_pass(p, converted, prefill).ns, cost_host_pass(p, in_place, prefill).ns);

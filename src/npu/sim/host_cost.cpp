@@ -1,6 +1,9 @@
 #include "npu/sim/host_cost.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include "quant/hadamard.h"
 
 namespace ork::npu::sim {
 
@@ -37,18 +40,36 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
   const double m = double(pass.rows), E = double(s.hidden), F = double(s.ff);
   const double Q = double(s.heads * s.head_dim), KV = double(s.kv_heads * s.head_dim);
   const bool q8 = s.int8_matmuls;
-  const auto quantize = [&](double elems) {  // f32 → int8 with one scale per row
-    if (q8) t.op(5 * elems, 3 * elems, p.host_op_us);
+  // f32 → int8 with one scale per row, of rows of `width` inputs: the finiteness test, the
+  // block-Hadamard butterflies (log2 b add/sub and one scaling per element, the row in cache) and the
+  // quantization (amax, divide, round) in one pass.
+  // glu: the input is the SwiGLU of two f32 rows (an exp per element), computed in the same pass
+  // (runtime/activation_source.h).
+  const auto quantize = [&](double rows, int64_t width, bool glu = false) {
+    if (!q8) return;
+    const int64_t b = quant::int8_rotation_block(width);
+    const double rotate = b > 1 ? std::log2(double(b)) + 1 : 0;
+    const double elems = rows * double(width);
+    t.op((glu ? 9 : 5) * elems, ((glu ? 10 : 0) + 4 + rotate) * elems, p.host_op_us);
   };
   const auto scale = [&](double elems) {  // int32 → f32 × row scale × column scale
     if (q8) t.op(8 * elems, 2 * elems, p.host_op_us);
   };
+  const auto add_norm = [&](bool norm) {  // residual add, with the next input's RMSNorm of the same row
+    if (norm) {
+      t.op(4 * 4 * m * E, 5 * m * E, p.host_op_us);  // read base and branch, write the sum and its norm
+    } else {
+      t.vec(2 * m * E, m * E, 1);
+    }
+  };
+  if (s.layers > 0) t.vec(m * E, m * E, 4);  // layer 0's attn_norm (later layers': add_norm)
   for (int64_t l = 0; l < s.layers; ++l) {
-    t.vec(m * E, m * E, 4);          // attn_norm
-    quantize(m * E);                 // Q/K/V input
+    quantize(m, s.hidden);           // Q/K/V input
     scale(m * (Q + 2 * KV));         // Q/K/V results
-    t.vec(m * (Q + KV), m * (Q + KV), 6);  // RoPE on q and k
-    t.op(m * 2 * KV * (4 + s.kv_elem_bytes), m * 2 * KV, p.host_op_us);  // KV cache store
+    // One pass per row (Forward::attend): the Q/K/V biases, RoPE on q and k, the K/V row stored.
+    const double bias_flops = s.qkv_bias ? m * (Q + 2 * KV) : 0;
+    t.op(m * (8 * Q + 8 * KV + 4 * KV) + m * 2 * KV * s.kv_elem_bytes, m * (6 * (Q + KV) + 2 * KV) + bias_flops,
+         p.host_op_us);
     const double seqs = double(std::max<int64_t>(1, pass.sequences));  // each sequence attends on its own
     const bool in_place = s.kv_converted && s.kv_decode_in_place && pass.rows == std::max<int64_t>(1, pass.sequences);
     if (s.kv_converted && !in_place) {
@@ -63,22 +84,25 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
     const double converts = in_place ? key_loads * 2 * KV : 0;  // f16 → f32 of each row slice read
     t.op(key_loads * 2 * KV * key_bytes + 8 * m * Q, keys * double(s.heads) * (4 * double(s.head_dim) + 5) + converts,
          seqs * p.cpu_call_us);
-    quantize(m * Q);                 // attention output
+    quantize(m, s.heads * s.head_dim);  // attention output
     scale(m * E);                    // attn_output
-    t.vec(2 * m * E, m * E, 1);      // residual add
-    t.vec(m * E, m * E, 4);          // ffn_norm
-    quantize(m * E);
+    add_norm(true);                  // residual add + ffn_norm
+    quantize(m, s.hidden);
     scale(m * 2 * F);                // gate, up
-    t.vec(2 * m * F, m * F, 10);     // SwiGLU (an exp per element)
-    quantize(m * F);
+    if (q8) {
+      quantize(m, s.ff, true);       // SwiGLU and ffn_down's input quantized in one pass
+    } else {
+      t.vec(2 * m * F, m * F, 10);   // SwiGLU (an exp per element)
+    }
     scale(m * E);                    // ffn_down
-    t.vec(2 * m * E, m * E, 1);      // residual add
+    add_norm(l + 1 < s.layers);      // residual add + the next layer's attn_norm
   }
   t.vec(m * E, m * E, 0);            // embedding rows
   const double o = double(pass.out_rows);
   t.vec(o * E, o * E, 4);            // output_norm
-  quantize(o * E);
+  quantize(o, s.hidden);
   scale(o * double(s.vocab));        // logits
+  t.vec(o * double(s.vocab), 0, 1);  // the logits checked finite (Forward::run)
   t.vec(o * double(s.vocab) * 2, 0, 0);  // sampling: a max and a softmax pass over the logits
   return t.c;
 }

@@ -2,8 +2,13 @@
 // does between the matmuls — norms, RoPE, the KV cache, attention, activations, residual adds,
 // quantizing each matmul's input for the NPU and scaling its int32 results, the final norm and
 // sampling. MODELED from the shapes, not measured: the op list of ork's dense layer
-// (model/forward.cpp), each op priced at
+// (model/forward.cpp) on the int8 device path, each op priced at
 //   host_op_us + max(bytes / cpu_read_gbps, flops / cpu_f32_gflops)
+// An op is one pass over the rows: quantizing a matmul's input is one op that checks it finite,
+// rotates each row by its block-Hadamard transform and quantizes it (quant/quantize_activations.h);
+// each residual add is one op with the RMSNorm of the next linear's input (Forward::add_branch);
+// the SwiGLU is computed inside the quantizing pass of ffn_down's input (MatmulBackend::matmul_glu);
+// the Q/K/V biases, RoPE and the K/V store are one pass per row (Forward::attend).
 // (attention, which runs on the thread pool, at cpu_call_us instead of host_op_us). Architecture
 // extras (Gemma's post-norms and soft-capping, QK norms, MoE routing) and sliding windows are not
 // priced separately: a pass is priced as the dense layer with every key attended.
@@ -26,6 +31,7 @@ struct HostShape {
   // kv_elem_bytes (an f16 cache: ops::attention_f16).
   bool kv_decode_in_place = true;
   bool int8_matmuls = true;  // the w8a8 path: matmul inputs quantized, results scaled on the host
+  bool qkv_bias = false;     // Q/K/V biases added after the Q/K/V results (qwen2)
 };
 
 // One pass over `rows` tokens of one or more sequences.

@@ -1,0 +1,34 @@
+#include "runtime/activation_source.h"
+
+#include "model/non_finite.h"
+#include "quant/quantize_activations.h"
+
+namespace ork::runtime {
+
+void ActivationSource::quantize(const model::Linear& w, int64_t m, std::vector<int8_t>& xq, std::vector<float>& sa,
+                                std::vector<float>& act, std::vector<float>& rot) const {
+  const int64_t k = w.k;
+  xq.resize(size_t(m * k));
+  sa.resize(size_t(m));
+  if (up == nullptr) {
+    const int64_t bad = quant::quantize_activations_i8(x, m, k, xq.data(), sa.data(), rot);
+    if (bad >= 0) model::fail_non_finite(x[bad], bad, k, "input of", w);
+    return;
+  }
+  act.resize(size_t(k));
+  for (int64_t r = 0; r < m; ++r) {  // one row's activation, quantized while in cache
+    ops::glu(glu, x + r * k, up + r * k, k, act.data());
+    const int64_t bad = quant::quantize_activations_i8(act.data(), 1, k, xq.data() + r * k, sa.data() + r, rot);
+    if (bad >= 0) model::fail_non_finite(act[size_t(bad)], r * k + bad, k, "input of", w);
+  }
+}
+
+const float* ActivationSource::materialize(const model::Linear& w, int64_t m, std::vector<float>& all) const {
+  if (up == nullptr) return x;
+  all.resize(size_t(m * w.k));
+  ops::glu(glu, x, up, m * w.k, all.data());
+  model::check_finite(all.data(), m, w.k, "input of", w);
+  return all.data();
+}
+
+}  // namespace ork::runtime
