@@ -48,16 +48,17 @@ struct Shape {
   int64_t hidden, layers, heads, kv_heads, head_dim, ff, vocab;
   double rkllm_decode, rkllm_prefill;  // tok/s; prefill from TTFT at 128 tokens
   const char* rkllm_source;
+  bool qkv_bias;  // Q/K/V biases (Qwen2's attention), added on the host
 };
 
 // Shapes from the models' published configs; RKLLM figures from airockchip/rknn-llm benchmark.md
 // (878f936; 128-token prompt, w8a8, RK3588) — Llama-3-8B from README 1a502afb (v1.1.0, 64-token
 // prompt, TTFT 1128 ms).
 const Shape kShapes[] = {
-    {"qwen2.5-0.5b", 896, 24, 14, 2, 64, 4864, 151936, 41.58, 128 / 0.1459, "rknn-llm benchmark.md 878f936 (Qwen2-0.5B)"},
-    {"qwen2.5-1.5b", 1536, 28, 12, 2, 128, 8960, 151936, 16.69, 128 / 0.37831, "rknn-llm benchmark.md 878f936"},
-    {"phi-3-mini", 3072, 32, 32, 32, 96, 8192, 32064, 7.45, 128 / 1.01728, "rknn-llm benchmark.md 878f936"},
-    {"llama-3-8b", 4096, 32, 32, 8, 128, 14336, 128256, 3.79, 64 / 1.128, "rknn-llm README 1a502afb (v1.1.0)"},
+    {"qwen2.5-0.5b", 896, 24, 14, 2, 64, 4864, 151936, 41.58, 128 / 0.1459, "rknn-llm benchmark.md 878f936 (Qwen2-0.5B)", true},
+    {"qwen2.5-1.5b", 1536, 28, 12, 2, 128, 8960, 151936, 16.69, 128 / 0.37831, "rknn-llm benchmark.md 878f936", true},
+    {"phi-3-mini", 3072, 32, 32, 32, 96, 8192, 32064, 7.45, 128 / 1.01728, "rknn-llm benchmark.md 878f936", false},
+    {"llama-3-8b", 4096, 32, 32, 8, 128, 14336, 128256, 3.79, 64 / 1.128, "rknn-llm README 1a502afb (v1.1.0)", false},
 };
 
 struct Phase {
@@ -76,7 +77,7 @@ constexpr int64_t kDecodePosition = 128;
 void add_host(const npu::sim::BoardProfile& p, const Shape& s, int64_t m, Phase& ph) {
   npu::sim::HostShape h;
   h.hidden = s.hidden, h.layers = s.layers, h.heads = s.heads, h.kv_heads = s.kv_heads, h.head_dim = s.head_dim;
-  h.ff = s.ff, h.vocab = s.vocab;
+  h.ff = s.ff, h.vocab = s.vocab, h.qkv_bias = s.qkv_bias;
   const npu::sim::HostPass pass = m == 1 ? npu::sim::sequence_pass(kDecodePosition, 1, 1) : npu::sim::sequence_pass(0, m, 1, ops::kAttentionTileTokens);
   const double ns = npu::sim::cost_host_pass(p, h, pass).ns;
   ph.host_ns += ns;
