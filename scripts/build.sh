@@ -10,8 +10,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build_dir="${BUILD_DIR:-$root/build}"
 launcher=()
 if [ "${ORK_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
-  export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
-  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # The settings are part of the launcher, so a later `cmake --build` of the same directory (without
+  # this script's environment) compiles the same way and shares the objects too.
+  ccache_launcher="env;CCACHE_BASEDIR=$root;CCACHE_NOHASHDIR=1;ccache"
+  launcher=("-DCMAKE_C_COMPILER_LAUNCHER=$ccache_launcher" "-DCMAKE_CXX_COMPILER_LAUNCHER=$ccache_launcher")
 else
   launcher=(-UCMAKE_C_COMPILER_LAUNCHER -UCMAKE_CXX_COMPILER_LAUNCHER)
 fi

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <vector>
 
+#include "build_dirs.h"
 #include "core/error.h"
 #include "gen_model/vocab.h"
 #include "gguf/file.h"
@@ -516,7 +517,7 @@ TEST(GenVocab, SplitWordsRoundTrips) {
 
 // The command: exit status 2 and one line for bad flags (runs when the binary has been built).
 TEST(GenModelCli, BadFlagsExitWithStatus2) {
-  const std::string bin = std::string(ORK_BINARY_DIR) + "/ork-gen-model";
+  const std::string bin = ork::testing::binary_dir() + "/ork-gen-model";
   if (!std::filesystem::exists(bin)) GTEST_SKIP() << bin << " not built";
   TempDir dir;
   auto status = [&](const std::string& args) {

@@ -11,12 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "build_dirs.h"
 #include "core/error.h"
 
 namespace ork::model {
 namespace {
 
-const std::string kDir = std::string(ORK_SOURCE_DIR) + "/tests/fixtures/chat_templates/";
+const std::string kDir = ork::testing::source_dir() + "/tests/fixtures/chat_templates/";
 
 std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

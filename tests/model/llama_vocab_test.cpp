@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "build_dirs.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 
@@ -44,7 +45,7 @@ class LlamaVocab : public ::testing::TestWithParam<Case> {};
 
 TEST_P(LlamaVocab, EncodesEveryTextAsLlamaCppExpects) {
   const Case c = GetParam();
-  const std::string dir = std::string(ORK_SOURCE_DIR) + "/tests/fixtures/llama_vocab/";
+  const std::string dir = ork::testing::source_dir() + "/tests/fixtures/llama_vocab/";
   const auto tok = load_tokenizer(dir + "ggml-vocab-" + c.vocab + ".gguf", {c.pre});
   const std::string base = dir + "ggml-vocab-" + c.cases + ".gguf";
   const std::vector<std::string> texts = split(read(base + ".inp"), "\n__ggml_vocab_test__\n");

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "build_dirs.h"
 #include "core/error.h"
 #include "model/tokenizer_pretok.h"
 #include "model/tokenizer_unicode.h"
@@ -27,7 +28,7 @@ bool surrogate(uint32_t cp) { return cp >= 0xD800 && cp <= 0xDFFF; }
 
 // classes.txt as one membership vector per class letter.
 std::vector<bool> fixture_class(char letter) {
-  const std::string path = std::string(ORK_SOURCE_DIR) + "/tests/fixtures/llama_unicode/classes.txt";
+  const std::string path = ork::testing::source_dir() + "/tests/fixtures/llama_unicode/classes.txt";
   std::ifstream in(path);
   EXPECT_TRUE(in) << path;
   std::vector<bool> in_class(kCodePoints, false);

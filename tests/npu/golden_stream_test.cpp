@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "build_dirs.h"
 #include "npu/probe_regcmd.h"
 
 namespace ork::npu {
@@ -25,7 +26,7 @@ struct GoldenTask {
 };
 
 std::vector<GoldenTask> load() {
-  std::ifstream in(std::string(ORK_SOURCE_DIR) + "/tests/npu/golden/mtx512_streams.txt");
+  std::ifstream in(ork::testing::source_dir() + "/tests/npu/golden/mtx512_streams.txt");
   std::vector<GoldenTask> out;
   std::string line;
   while (std::getline(in, line)) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "build_dirs.h"
 #include "npu/cbuf_budget.h"
 #include "npu/device.h"
 #include "npu/matmul.h"
@@ -274,7 +275,7 @@ TEST(SimPc, ValuesRegistersCarryAreDecodedAsTheXmlSays) {
 }
 
 TEST(SimIndependence, TheSimulatorDoesNotIncludeTheGenerator) {
-  const std::string dir = std::string(ORK_SOURCE_DIR) + "/src/npu/sim";
+  const std::string dir = ork::testing::source_dir() + "/src/npu/sim";
   DIR* d = ::opendir(dir.c_str());
   ASSERT_NE(d, nullptr);
   const std::regex forbidden(R"(#include\s+"npu/(registers|regcmd_gen|layout|task_split|cbuf_budget|matmul)\.h")");

@@ -12,13 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "build_dirs.h"
 #include "quant/decode.h"
 #include "quant/types.h"
 
 namespace ork::quant {
 namespace {
 
-const std::string kDir = std::string(ORK_SOURCE_DIR) + "/tests/fixtures/ggml_dequant/";
+const std::string kDir = ork::testing::source_dir() + "/tests/fixtures/ggml_dequant/";
 
 // One fixture file (layout in bench/llama_cpp/dequant_blocks.cpp).
 struct Fixture {

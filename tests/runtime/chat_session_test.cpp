@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "build_dirs.h"
 #include "core/error.h"
 #include "model/temp_dir.h"
 #include "runtime/generator.h"
@@ -17,7 +18,7 @@
 namespace ork::runtime {
 namespace {
 
-const std::string kModel = std::string(ORK_BINARY_DIR) + "/models/default.gguf";
+const std::string kModel = ork::testing::binary_dir() + "/models/default.gguf";
 
 SamplerParams greedy() {
   SamplerParams p;

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "build_dirs.h"
+
 namespace ork::testing {
 
 class ServeProcess {
@@ -18,7 +20,7 @@ class ServeProcess {
   explicit ServeProcess(const std::vector<std::string>& extra) {
     int out[2];
     if (pipe(out) != 0) throw std::runtime_error("pipe");
-    const std::string ork = std::string(ORK_BINARY_DIR) + "/ork";
+    const std::string ork = ork::testing::binary_dir() + "/ork";
     pid_ = fork();
     if (pid_ < 0) throw std::runtime_error("fork");
     if (pid_ == 0) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "build_dirs.h"
 #include "serve/serve_process.h"
 
 namespace ork {
@@ -263,7 +264,7 @@ TEST(ServeKey, AnApiKeyIsRequiredWhenSet) {
 TEST(ServeStart, ABusyPortOrBadFlagIsOneErrorLine) {
   testing::ServeProcess a({});
   ASSERT_GT(a.port(), 0);
-  const std::string cmd = std::string(ORK_BINARY_DIR) + "/ork serve --port " + std::to_string(a.port()) + " 2>&1";
+  const std::string cmd = ork::testing::binary_dir() + "/ork serve --port " + std::to_string(a.port()) + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   char buf[512];

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "build_dirs.h"
 #include "gen_model/gen_model.h"
 #include "model/temp_dir.h"
 #include "tools/run_ork.h"
@@ -74,7 +75,7 @@ TEST(ChatCli, CtrlCStopsAReplyAndKeepsTheSession) {
   int to_child[2], from_child[2];
   ASSERT_EQ(pipe(to_child), 0);
   ASSERT_EQ(pipe(from_child), 0);
-  const std::string ork = std::string(ORK_BINARY_DIR) + "/ork";
+  const std::string ork = ork::testing::binary_dir() + "/ork";
   const std::string err = dir.file("err.txt");
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "build_dirs.h"
 #include "gguf/file.h"
 #include "model/model.h"
 #include "runtime/context.h"
@@ -17,7 +18,7 @@
 namespace ork {
 namespace {
 
-const std::string kModels = std::string(ORK_SOURCE_DIR) + "/models/";
+const std::string kModels = ork::testing::source_dir() + "/models/";
 const std::string kModel = kModels + "tiny-fortunes.gguf";
 
 std::string slurp(const std::string& path) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "build_dirs.h"
 #include "model/reference_forward.h"
 #include "model/temp_dir.h"
 #include "runtime/context.h"
@@ -46,7 +47,7 @@ void PrintTo(const Fixture& f, std::ostream* os) { *os << f.name; }
 
 std::vector<Fixture> fixtures() {
   std::vector<Fixture> out;
-  const std::filesystem::path dir = std::filesystem::path(ORK_SOURCE_DIR) / "tests/fixtures/llama_cpp_greedy";
+  const std::filesystem::path dir = std::filesystem::path(ork::testing::source_dir()) / "tests/fixtures/llama_cpp_greedy";
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     if (e.path().extension() != ".txt") continue;
     Fixture f;
@@ -90,7 +91,7 @@ TEST_P(LlamaCppOracle, GreedyTokensAndLogitsMatch) {
   }
   testing::TempDir dir;
   const std::string path = dir.file("m.gguf");
-  const std::string cmd = std::string(ORK_BINARY_DIR) + "/ork-gen-model " + f.fields.at("gen") + " -o " + path;
+  const std::string cmd = ork::testing::binary_dir() + "/ork-gen-model " + f.fields.at("gen") + " -o " + path;
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
 
   EngineOptions o;

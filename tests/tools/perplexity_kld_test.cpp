@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "build_dirs.h"
 #include "gen_model/gen_model.h"
 #include "gen_model/vocab.h"
 #include "model/temp_dir.h"
@@ -194,14 +195,14 @@ TEST_F(PerplexityKld, NpuInt4OnTheSimulatorEqualsTheCpuInt4Path) {
 // 0.0029 for S = 100; 0.00026 and 0.050 without the rotation, packing layout 1).
 TEST(PerplexityKldDefaultModel, OutlierVariantsKeepInt8CloseToExact) {
   testing::TempDir dir;
-  const std::string model = std::string(ORK_BINARY_DIR) + "/models/default.gguf";
-  const std::string text = std::string(ORK_SOURCE_DIR) + "/models/heldout.txt";
+  const std::string model = ork::testing::binary_dir() + "/models/default.gguf";
+  const std::string text = ork::testing::source_dir() + "/models/heldout.txt";
   const std::string base = dir.file("base.kld"), variant = dir.file("s100.gguf");
   OrkResult r = testing::run_ork("perplexity -m " + model + " -f " + text +
                                      " --ctx 128 --chunks 8 --exact --json --kl-divergence-base " + base,
                                  dir);
   ASSERT_EQ(r.status, 0) << r.err;
-  const std::string gen = std::string(ORK_BINARY_DIR) + "/ork-gen-model --outliers-of " + model +
+  const std::string gen = ork::testing::binary_dir() + "/ork-gen-model --outliers-of " + model +
                           " --outlier-scale 100 -o " + variant;
   ASSERT_EQ(std::system(gen.c_str()), 0) << gen;
   // The variant's float function is the original's.

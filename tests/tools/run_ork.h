@@ -9,6 +9,7 @@
 #include <iterator>
 #include <string>
 
+#include "build_dirs.h"
 #include "model/temp_dir.h"
 
 namespace ork::testing {
@@ -22,7 +23,7 @@ struct OrkResult {
 // Runs `ork ARGS` through the shell; stderr goes through a file in `dir`.
 inline OrkResult run_ork(const std::string& args, const TempDir& dir) {
   const std::string err_file = dir.file("stderr.txt");
-  const std::string cmd = std::string(ORK_BINARY_DIR) + "/ork " + args + " 2>" + err_file;
+  const std::string cmd = ork::testing::binary_dir() + "/ork " + args + " 2>" + err_file;
   OrkResult r;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
