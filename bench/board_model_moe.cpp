@@ -218,6 +218,19 @@ int main(int argc, char** argv) {
     j.key("prefill_128");
     write_phase(j, run_phase(*dev, s, 128, s.experts, 128 * s.used / s.experts, slots, o.board.load_gbps, false), 128,
                 switch_ns, domains);
+    // Longer prefill chunks: the runtime's chunk is EngineOptions::m_max (runtime::Context::eval_all;
+    // the device scratch is reserved for m_max rows). Every expert is loaded once per chunk whatever its
+    // length, so more tokens per chunk is more compute per byte loaded. The stream budget loses the
+    // larger scratch (its A and C for m rows of the widest weight, the output head), so the queue is
+    // shallower.
+    for (const int64_t m : {int64_t(256), int64_t(512)}) {
+      const double scratch = double(m) * double(s.vocab) * 4.0 + double(m) * double(s.hidden);
+      const uint32_t slots_m = uint32_t((budget - scratch) / double(npu::packed_weight_bytes(s.expert_ff, s.hidden,
+                                                                                             npu::Dtype::kI8))) - 1;
+      j.key("prefill_" + std::to_string(m));
+      write_phase(j, run_phase(*dev, s, m, s.experts, m * s.used / s.experts, slots_m, o.board.load_gbps, false), m,
+                  switch_ns, domains);
+    }
     j.end_object();
     std::printf("%s\n", j.str().c_str());
   } catch (const Error& e) {

@@ -284,6 +284,47 @@ int ork_query_mem(const ork_model* model, const ork_context* ctx, ork_mem_info* 
  * reports after loading. */
 int ork_query_plan(const char* path, const ork_model_options* opts, int64_t n_ctx, ork_mem_info* out);
 
+/* ---- Experts (mixture-of-experts models) ------------------------------------------------------ */
+
+/* A struct that grows: its first field, struct_size, is set by the caller to the sizeof of the struct
+ * as the caller's header declares it (ork_expert_info_init does). ork fills only the first
+ * min(struct_size, its own sizeof) bytes and writes back that count, so a program built against an
+ * older, shorter ork_expert_info keeps working when fields are appended, and a program built against
+ * a newer one finds the fields an older ork does not know left as init set them (zero). Fields are
+ * only ever appended. */
+typedef enum ork_expert_placement {
+  ORK_EXPERTS_NONE = 0,     /* a dense model: every other field is zero */
+  ORK_EXPERTS_CPU = 1,      /* the CPU computes the experts from the GGUF mapping */
+  ORK_EXPERTS_RESIDENT = 2, /* every expert resident on the device, in resident_domains IOMMU domains */
+  ORK_EXPERTS_STREAMED = 3  /* the experts stream through the device weight budget (routed prefetch) */
+} ork_expert_placement;
+
+typedef struct ork_expert_info {
+  uint32_t struct_size;       /* in: sizeof(ork_expert_info) as the caller knows it (>= 8); out: bytes filled */
+  uint32_t placement;         /* ork_expert_placement */
+  uint32_t n_moe_layers;      /* layers with routed experts */
+  uint32_t n_expert;          /* routed experts per layer */
+  uint32_t n_expert_used;     /* experts each token runs per layer */
+  uint32_t resident_domains;  /* RESIDENT: the device domains the model's weights (experts included) use */
+  uint64_t expert_bytes;      /* one expert (gate, up, down): device form on npu/sim, GGUF bytes on cpu */
+  uint64_t experts_total;     /* n_moe_layers * n_expert */
+  uint64_t experts_resident;  /* experts whose every slice is on the device now (RESIDENT: all; cpu: 0) */
+  uint64_t experts_streamed;  /* STREAMED: experts_total (each comes and goes through the budget); else 0 */
+  uint64_t expert_slot_bytes; /* STREAMED with expert-sized slots: the bytes of one slot (0: experts tiled) */
+  uint32_t expert_slots;      /*   and how many the budget holds */
+  uint32_t reserved;          /* zero */
+  /* With a context (ctx given; else zero): what its forward passes computed. */
+  uint64_t tokens_routed;     /* tokens the MoE layers routed, per layer */
+  uint64_t expert_runs;       /* expert products run (each selected expert once per layer pass) */
+  uint64_t expert_bytes_read; /* GGUF bytes of the experts that ran (only those; a shared expert included) */
+} ork_expert_info;
+
+/* Zeroes *info and sets struct_size = sizeof(ork_expert_info). */
+void ork_expert_info_init(ork_expert_info* info);
+/* The experts of a model, or of a context and its model: give one of model or ctx (the other NULL).
+ * out->struct_size below 8: ORK_ERR_INVALID_ARG. */
+int ork_query_experts(const ork_model* model, const ork_context* ctx, ork_expert_info* out);
+
 /* ---- External memory (zero-copy I/O) ------------------------------------------------------------ */
 
 /* Imports `size` bytes of the memory behind `fd` (a dma-buf; a memfd on the simulator) as device

@@ -215,6 +215,7 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
       }
     }
     npu_backend = std::make_unique<NpuMatmul>(*device_, *cache_, prefetcher_.get(), scratch_);
+    npu_backend->set_expert_prefetch(options.expert_prefetch);
     if (device_->sim_kernel() != nullptr) {
       host_meter_ = std::make_unique<HostWorkMeter>(device_->sim_kernel()->options().board,
                                                     host_shape_of(model_->config(), kv_type_of(options)));
@@ -561,6 +562,10 @@ ResidencyStats Engine::residency_stats() const {
     r.modeled_load_ms = m.load_ns / 1e6;
     r.modeled_stall_ms = m.stall_ns / 1e6;
     r.modeled_prefetch_hidden_fraction = m.hidden_fraction();
+    r.modeled_experts = modeled_loads_->routed_stats();
+  }
+  if (plan_->mode == weights::Residency::kStream && !plan_->expert_blocks.empty()) {
+    r.expert_prefetch = weights::expert_prefetch_name(options_.expert_prefetch);
   }
   r.loaded = s.loaded;
   r.packed = s.packed;
@@ -597,6 +602,20 @@ std::string ResidencyStats::to_json() const {
     j.key("modeled_load_ms").value(modeled_load_ms);
     j.key("modeled_stall_ms").value(modeled_stall_ms);
     j.key("modeled_prefetch_hidden_fraction").value(modeled_prefetch_hidden_fraction);
+  }
+  if (!expert_prefetch.empty()) j.key("expert_prefetch").value(expert_prefetch);
+  if (modeled && modeled_experts.acquires > 0) {
+    const weights::ModeledRoutedStats& x = modeled_experts;
+    j.key("modeled_experts").begin_object();
+    j.key("acquires").value(x.acquires);
+    j.key("reused").value(x.reused);
+    j.key("hits").value(x.hits);
+    j.key("late").value(x.late);
+    j.key("misses").value(x.misses);
+    j.key("hit_rate").value(x.hit_rate());
+    j.key("wasted").value(x.wasted);
+    j.key("wasted_bytes").value(x.wasted_bytes);
+    j.end_object();
   }
   j.key("loaded").value(loaded);
   j.key("packed").value(packed);

@@ -26,6 +26,7 @@
 #include "runtime/npu_wtype.h"
 #include "runtime/schedule.h"
 #include "weights/cache.h"
+#include "weights/expert_prefetch.h"
 #include "weights/modeled_loads.h"
 #include "runtime/host_work_meter.h"
 #include "weights/plan.h"
@@ -87,6 +88,9 @@ struct EngineOptions {
   npu::DeviceOptions npu;      // simulator knobs (kind is set from `device`)
   weights::Residency residency = weights::Residency::kAuto;
   uint64_t wcache_budget_bytes = uint64_t(3072) << 20;  // ORK_WCACHE_BUDGET_MB, --wcache-budget-mb
+  // npu/sim, streamed MoE: whether decode names the predictor's guess of the next layer's experts to
+  // the prefetcher (weights/expert_prefetch.h; --expert-prefetch). Never changes the outputs.
+  weights::ExpertPrefetch expert_prefetch = weights::ExpertPrefetch::kPredict;
   int64_t m_max = 128;          // rows per device matmul call
   std::string persist_path;     // .orkpack cache (ORK_PERSIST, --persist); "" = none
   bool evict_src = false;       // drop GGUF pages of packed weights (ORK_EVICT_SRC, --evict-src)
@@ -163,6 +167,10 @@ struct ResidencyStats {
   // sim, streamed plans: the same in the board model's time (weights/modeled_loads.h)
   bool modeled = false;
   double modeled_load_ms = 0, modeled_stall_ms = 0, modeled_prefetch_hidden_fraction = 0;
+  // sim, streamed MoE: how the routed experts' units were found when their matmul needed them, in
+  // the board model's time (weights::ModeledRoutedStats), and the decode prefetch policy.
+  std::string expert_prefetch;  // predict | none ("" unless streamed MoE)
+  weights::ModeledRoutedStats modeled_experts;
   uint64_t loaded = 0;          // weights served from the .orkpack
   uint64_t packed = 0;          // weights packed from the GGUF
   double pack_ms = 0;           // time the store spent packing

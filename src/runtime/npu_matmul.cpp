@@ -40,20 +40,40 @@ void NpuMatmul::redirect(int32_t weight, weights::Cache& other, int32_t other_we
 }
 
 void NpuMatmul::expect_experts(int64_t layer, std::span<const int32_t> experts, bool guess) {
-  (void)guess;  // an exact route and a guess load alike; the cache counts what was used
   if (prefetcher_ == nullptr || layer < 0 || size_t(layer) >= layer_block_.size() || layer_block_[size_t(layer)] < 0) {
     return;
   }
+  const int32_t block = layer_block_[size_t(layer)];
+  std::vector<int32_t> named(experts.begin(), experts.end());
+  if (guess && expert_prefetch_ == weights::ExpertPrefetch::kNone) named.clear();  // nothing ahead of the router
   if (modeled_loads_ != nullptr) {
-    std::vector<double>& at = named_at_[size_t(layer_block_[size_t(layer)])];
+    const weights::Plan& plan = cache_.plan();
+    const std::vector<int32_t>& first = plan.expert_blocks[size_t(block)].expert_first;
+    std::vector<double>& at = named_at_[size_t(block)];
+    std::vector<uint8_t>& g = guessed_[size_t(block)];
     const double now = modeled_loads_->timeline(modeled_now_());
     std::vector<double> next(at.size(), -1.0);
-    for (int32_t e : experts) {
-      if (e >= 0 && size_t(e) < at.size()) next[size_t(e)] = at[size_t(e)] >= 0 ? at[size_t(e)] : now;
+    std::vector<uint8_t> next_g(at.size(), 0);
+    for (int32_t e : named) {
+      if (e < 0 || size_t(e) >= at.size()) continue;
+      next[size_t(e)] = at[size_t(e)] >= 0 ? at[size_t(e)] : now;
+      next_g[size_t(e)] = guess;
+    }
+    for (size_t e = 0; e < at.size(); ++e) {
+      if (!g[e] || next[e] >= 0) continue;
+      // A guess dropped unused: what the prefetcher loaded for it took the loader's time.
+      for (int32_t u = first[e]; u < first[e + 1]; ++u) {
+        const uint64_t loads = cache_.load_count(u);
+        if (loads == seen_loads_[size_t(u)]) continue;
+        const weights::Unit& unit = plan.units[size_t(u)];
+        modeled_loads_->charge_wasted(plan.weights[size_t(unit.weight)].slices[size_t(unit.slice)].bytes, at[e]);
+        seen_loads_[size_t(u)] = loads;
+      }
     }
     at = std::move(next);
+    g = std::move(next_g);
   }
-  prefetcher_->name_experts(layer_block_[size_t(layer)], std::vector<int32_t>(experts.begin(), experts.end()));
+  prefetcher_->name_experts(block, std::move(named));
 }
 
 void NpuMatmul::model_loads(weights::ModeledLoads* loads, std::function<double()> now_ns) {
@@ -61,7 +81,11 @@ void NpuMatmul::model_loads(weights::ModeledLoads* loads, std::function<double()
   modeled_now_ = std::move(now_ns);
   seen_loads_.assign(cache_.plan().units.size(), 0);
   named_at_.clear();
-  for (const weights::ExpertBlock& b : cache_.plan().expert_blocks) named_at_.emplace_back(b.expert_first.size() - 1, -1.0);
+  guessed_.clear();
+  for (const weights::ExpertBlock& b : cache_.plan().expert_blocks) {
+    named_at_.emplace_back(b.expert_first.size() - 1, -1.0);
+    guessed_.emplace_back(b.expert_first.size() - 1, 0);
+  }
 }
 
 void NpuMatmul::quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m) {
@@ -221,7 +245,7 @@ void NpuMatmul::run(const model::Linear& w, const ActivationSource& in, int64_t 
         const double at = named_at_[size_t(block)][e];
         requested = at >= 0 ? at : modeled_loads_->timeline(modeled_now_());
       }
-      modeled_loads_->acquire(modeled_now_(), sl.bytes, loads != seen_loads_[size_t(unit)], requested);
+      modeled_loads_->acquire(modeled_now_(), sl.bytes, loads != seen_loads_[size_t(unit)], requested, block >= 0);
       seen_loads_[size_t(unit)] = loads;
     }
     const float* sb = cache.scales(widx) + sl.n0;

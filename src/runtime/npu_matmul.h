@@ -25,6 +25,7 @@
 #include "npu/device.h"
 #include "npu/matmul.h"
 #include "weights/cache.h"
+#include "weights/expert_prefetch.h"
 #include "weights/modeled_loads.h"
 #include "weights/prefetcher.h"
 
@@ -56,9 +57,14 @@ class NpuMatmul final : public model::MatmulBackend {
   // matmul_rows of one weight on any input source (ActivationSource: f32 rows or an FFN's glu).
   void matmul_rows(const model::Linear& w, const ActivationSource& in, int64_t m, float* y, int64_t rows);
   // Streamed plans: the prefetcher loads the named experts of the layer's expert block (and no other
-  // expert of it) ahead of compute.
+  // expert of it) ahead of compute. A guess is named only under ExpertPrefetch::kPredict; under kNone
+  // the layer's block is named empty until its router names it.
+  // With model_loads: a guessed expert that a later naming drops, and whose units the cache loaded
+  // since their last acquire, is charged to the modeled loader as wasted (ModeledLoads::charge_wasted).
   void expect_experts(int64_t layer, std::span<const int32_t> experts, bool guess) override;
   bool checks_inputs_finite() const override { return true; }
+  // Whether decode guesses are named to the prefetcher (default kPredict). Call between passes.
+  void set_expert_prefetch(weights::ExpertPrefetch p) { expert_prefetch_ = p; }
   const char* name() const override { return device_.caps().simulated ? "sim" : "npu"; }
   const npu::MatmulScratch& scratch() const { return *scratch_; }
 
@@ -105,6 +111,9 @@ class NpuMatmul final : public model::MatmulBackend {
   // [expert block][expert] modeled timeline since when it is named without a break (exact or guessed),
   // or -1 when it is not named now
   std::vector<std::vector<double>> named_at_;
+  // [expert block][expert] named by a guess that no exact naming has confirmed yet
+  std::vector<std::vector<uint8_t>> guessed_;
+  weights::ExpertPrefetch expert_prefetch_ = weights::ExpertPrefetch::kPredict;
   std::vector<int8_t> xq_;
   std::vector<float> sa_, ytmp_, row_, act_;  // row_, act_: the input row being rotated, its activation
   std::vector<int32_t> c_;

@@ -69,5 +69,46 @@ TEST(ModeledLoads, ALoadWaitsForItsRequest) {
   EXPECT_DOUBLE_EQ(missed.timeline(1000), 1050);
 }
 
+TEST(ModeledLoads, RoutedUnitsAreClassifiedAsTheDeviceFoundThem) {
+  ModeledLoads m(8, 1.0);
+  // Guessed at 0, used at 1000: loaded in time (hit).
+  EXPECT_DOUBLE_EQ(m.acquire(1000, 50, true, 0, true), 0);
+  // Named at 1040, used at 1050: loading ends at 1090 (late, 40 ns).
+  EXPECT_DOUBLE_EQ(m.acquire(1050, 50, true, 1040, true), 40);
+  // Nobody asked before the acquire (miss), at 1100 + 40 of earlier stall.
+  EXPECT_DOUBLE_EQ(m.acquire(1100, 50, true, 1e9, true), 50);
+  // Still on the device from its last use (reused), and a dense unit (not counted).
+  EXPECT_DOUBLE_EQ(m.acquire(1200, 50, false, 0, true), 0);
+  EXPECT_DOUBLE_EQ(m.acquire(1300, 50, true, 0, false), 0);
+  const ModeledRoutedStats& r = m.routed_stats();
+  EXPECT_EQ(r.acquires, 4u);
+  EXPECT_EQ(r.reused, 1u);
+  EXPECT_EQ(r.hits, 1u);
+  EXPECT_EQ(r.late, 1u);
+  EXPECT_EQ(r.misses, 1u);
+  EXPECT_EQ(r.loads(), 3u);
+  EXPECT_DOUBLE_EQ(r.hit_rate(), 1.0 / 3.0);
+}
+
+TEST(ModeledLoads, AWastedGuessTakesTheLoadersTime) {
+  // Two experts of 100 bytes used at 1000 and 1100, both requested at 0: both hidden. A wrong guess
+  // of 950 bytes charged from 0 before them makes the first ready at 1050 (50 ns late); compute, now
+  // 50 ns behind, uses the second at 1150, when it is ready.
+  ModeledLoads clean(8, 1.0), wasted(8, 1.0);
+  EXPECT_DOUBLE_EQ(clean.acquire(1000, 100, true, 0, true) + clean.acquire(1100, 100, true, 0, true), 0);
+  wasted.charge_wasted(950, 0);
+  EXPECT_DOUBLE_EQ(wasted.acquire(1000, 100, true, 0, true), 50);
+  EXPECT_DOUBLE_EQ(wasted.acquire(1100, 100, true, 0, true), 0);
+  EXPECT_EQ(wasted.routed_stats().wasted, 1u);
+  EXPECT_EQ(wasted.routed_stats().wasted_bytes, 950u);
+  EXPECT_EQ(wasted.routed_stats().late, 1u);
+  EXPECT_EQ(wasted.routed_stats().hits, 1u);
+  EXPECT_EQ(wasted.stats().loads, 2u);  // the wasted load is not an acquire's
+  // A guess charged later than the loader is free starts at its request.
+  ModeledLoads later(8, 1.0);
+  later.charge_wasted(100, 2000);
+  EXPECT_DOUBLE_EQ(later.acquire(2050, 10, true, 0, true), 60);
+}
+
 }  // namespace
 }  // namespace ork::weights

@@ -50,6 +50,8 @@ const std::vector<OptionSpec> kRunOptions = {
     {{"--exact"}, false, "cpu: decode weights to f32 (the reference path) instead of the 8-bit kernels"},
     {{"--residency"}, true, "npu/sim weights: auto | resident | stream (default auto)"},
     {{"--wcache-budget-mb"}, true, "streaming budget of device weights in MiB (ORK_WCACHE_BUDGET_MB, 3072)"},
+    {{"--expert-prefetch"}, true, "npu/sim, streamed MoE: predict (decode loads the guessed next-layer experts "
+                                  "ahead, default) | none (only after each router)"},
     {{"--persist"}, true, ".orkpack cache of packed weights to load or build (ORK_PERSIST)"},
     {{"--evict-src"}, false, "drop each GGUF tensor's pages once packed (ORK_EVICT_SRC)"},
     {{"--stats"}, false, "print the residency (and speculative decoding) statistics on stderr"},

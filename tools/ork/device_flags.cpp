@@ -67,6 +67,11 @@ runtime::EngineOptions engine_options(const Args& args, const std::string& devic
   eo.wcache_budget_bytes = uint64_t(args.get_int("--wcache-budget-mb",
                                                  env_int("ORK_WCACHE_BUDGET_MB", 3072, 1, 1 << 20),
                                                  1, 1 << 20)) << 20;
+  try {
+    eo.expert_prefetch = weights::parse_expert_prefetch(args.get_or("--expert-prefetch", "predict"));
+  } catch (const Error& e) {
+    throw UsageError{std::string("--expert-prefetch: ") + e.what()};
+  }
   eo.persist_path = args.get_or("--persist", env_string("ORK_PERSIST").value_or(""));
   eo.evict_src = args.has("--evict-src") || env_flag("ORK_EVICT_SRC", false);
   eo.tokenizer_pre = args.get_or("--tokenizer-pre", "");

@@ -40,6 +40,17 @@ void print_moe_stats(const runtime::Engine& engine, const model::MoeStats& s) {
                slots.c_str(), (unsigned long long)r.prefetch_hits, (unsigned long long)r.prefetch_late,
                (unsigned long long)r.prefetch_misses, (unsigned long long)r.prefetch_wasted,
                (unsigned long long)r.prefetch_wasted_bytes);
+  if (r.modeled && r.modeled_experts.acquires > 0) {
+    const weights::ModeledRoutedStats& x = r.modeled_experts;
+    std::fprintf(stderr,
+                 "ork: expert units on the device (MODELED board time, --expert-prefetch %s): %llu acquires, "
+                 "%llu reused, of %llu loads %llu ready (hit rate %.1f%%), %llu late, %llu misses; %llu wasted "
+                 "guess loads (%llu bytes)\n",
+                 r.expert_prefetch.c_str(), (unsigned long long)x.acquires, (unsigned long long)x.reused,
+                 (unsigned long long)x.loads(), (unsigned long long)x.hits, 100.0 * x.hit_rate(),
+                 (unsigned long long)x.late, (unsigned long long)x.misses, (unsigned long long)x.wasted,
+                 (unsigned long long)x.wasted_bytes);
+  }
 }
 
 }  // namespace ork::cli
