@@ -110,6 +110,7 @@ ChatReply ChatSession::reply(const std::string& user, Sampler& sampler, int64_t 
   // Reuse the cached prefix; at least the last prompt token is evaluated (its logits are needed).
   size_t keep = 0;
   while (keep < cached_.size() && keep + 1 < prompt.size() && cached_[keep] == prompt[keep]) ++keep;
+  keep = size_t(ctx_.keepable(std::min<int64_t>(int64_t(keep), ctx_.n_past())));  // a ring may not reach back
   r.n_reused = int64_t(keep);
   ctx_.truncate(int64_t(keep));
   cached_.resize(keep);
@@ -214,8 +215,8 @@ void ChatSession::load(const std::string& path) {
     if (!v2) from[size_t(l)] = int64_t(std::min<uint64_t>(in.u64("layer first position"), uint64_t(ctx_.n_ctx())));
     ORK_CHECK(rows == uint64_t(ctx_.kv_rows(l)), path, ": layer ", l, "'s KV cache was saved with ", rows,
               " rows, this session's has ", ctx_.kv_rows(l),
-              rows == uint64_t(ctx_.n_ctx()) ? " (this session's is a sliding-window ring, --swa-ring)"
-                                              : " (saved as a sliding-window ring, --swa-ring)");
+              rows == uint64_t(ctx_.n_ctx()) ? " (saved with full caches: load it with --no-swa-ring)"
+                                              : " (saved as a sliding-window ring: load it without --no-swa-ring)");
   }
   const std::string name = in.str("template name", 256);
   ORK_CHECK(name == tmpl_.name(), path, ": saved with chat template '", name, "', this session uses '",

@@ -112,6 +112,15 @@ std::unique_ptr<Context> Context::dup(bool copy_state) const {
   return c;
 }
 
+int64_t Context::keepable(int64_t n) const {
+  ORK_CHECK(n >= 0 && n <= n_past_, "keepable: ", n, " is outside [0, ", n_past_, "]");
+  const model::Config& c = engine_.model().config();
+  for (int64_t l = 0; l < cache_.n_layer() && n > 0; ++l) {
+    if (cache_.ring(l) && std::max<int64_t>(0, n - c.window(l) + 1) < cache_.valid_from(l)) return 0;
+  }
+  return n;
+}
+
 void Context::truncate(int64_t n) {
   ORK_CHECK(n >= 0 && n <= n_past_, "truncate: ", n, " is outside [0, ", n_past_, "]");
   // A ring layer must still hold the keys the next position reads.

@@ -70,6 +70,10 @@ class Context {
   // Keeps the first n tokens of the sequence (0 <= n <= n_past(), else ork::Error); the next eval
   // continues at position n, overwriting what came after.
   void truncate(int64_t n);
+  // The longest prefix of at most n tokens (0 <= n <= n_past()) that truncate() can keep: n, or 0
+  // when a sliding-window ring no longer holds the keys position n would read (prefix reuse then
+  // evaluates the whole sequence again: the same logits, more work).
+  int64_t keepable(int64_t n) const;
 
   // The KV cache rows the sequence holds, as the cache holds them (kv_type(): f32, f16 or q8_0 rows
   // of model::kv_row_bytes): for each layer l, the rows of positions [state_from()[l], n_past()) in

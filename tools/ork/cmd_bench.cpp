@@ -173,10 +173,22 @@ int cmd_bench(const std::vector<std::string>& argv) {
   // Warm-up (page in the weights, size the scratch): a short batch and one decode step.
   ctx.eval(random_tokens(std::min<int64_t>(std::max<int64_t>(n_prompt, 1), 16), n_vocab, 1));
   ctx.eval(random_tokens(1, n_vocab, 2));
-  // The depth: filled once (untimed); every timed test then starts from it (truncate keeps its
-  // cache rows), as llama-bench restores its cached depth state before each repetition.
+  // The depth: filled once (untimed); every timed test then starts from it, as llama-bench restores
+  // its cached depth state before each repetition: truncate keeps the rows, except where a
+  // sliding-window ring no longer reaches back (then its saved state is restored).
   ctx.reset();
   if (n_depth > 0) ctx.eval(random_tokens(n_depth, n_vocab, 3));
+  bool has_ring = false;
+  for (int64_t l = 0; l < engine.model().config().n_layer; ++l) has_ring = has_ring || ctx.kv_rows(l) < ctx.n_ctx();
+  const std::vector<uint8_t> depth_state = has_ring ? ctx.state() : std::vector<uint8_t>{};
+  const std::vector<int64_t> depth_from = ctx.state_from();
+  const auto to_depth = [&] {
+    if (ctx.keepable(std::min(n_depth, ctx.n_past())) == n_depth) {
+      ctx.truncate(n_depth);
+    } else {
+      ctx.set_state(depth_state, n_depth, depth_from);
+    }
+  };
 
   // On the simulator: the modeled board time of the timed passes (board_report.h).
   std::optional<BoardReport> board;
@@ -189,7 +201,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   std::vector<double> pp, tg;
   for (int r = 0; r < reps && n_prompt > 0; ++r) {
     const std::vector<int32_t> tokens = random_tokens(n_prompt, n_vocab, uint32_t(100 + r));
-    ctx.truncate(n_depth);
+    to_depth();
     const double t0 = now_ms();
     ctx.eval(tokens);
     pp.push_back(1000.0 * double(n_prompt) / (now_ms() - t0));
@@ -197,7 +209,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (board) board->after_prompt = board_snapshot(engine);
   for (int r = 0; r < reps && n_gen > 0; ++r) {
     const std::vector<int32_t> tokens = random_tokens(n_gen, n_vocab, uint32_t(200 + r));
-    ctx.truncate(n_depth);
+    to_depth();
     const double t0 = now_ms();
     for (int32_t id : tokens) ctx.eval({id});
     tg.push_back(1000.0 * double(n_gen) / (now_ms() - t0));
