@@ -93,6 +93,13 @@ void KvCache::forget_from(int64_t n) {
   for (int64_t& from : valid_from_) from = std::min(from, std::max<int64_t>(n, 0));
 }
 
+void KvCache::set_valid_from(int64_t layer, int64_t from) {
+  ORK_CHECK(layer >= 0 && layer < n_layer_, "KV cache: layer ", layer, " is outside ", n_layer_, " layers");
+  ORK_CHECK(from >= 0 && (from == 0 || ring(layer)), "KV cache: layer ", layer, " (",
+            ring(layer) ? "a ring" : "full", ") cannot hold positions from ", from);
+  valid_from_[size_t(layer)] = from;
+}
+
 const float* KvCache::k_f32(int64_t layer, int64_t pos) const {
   ORK_CHECK(type_ == KvType::kF32, "KV cache: f32 rows asked of a ", kv_type_name(type_), " cache");
   ORK_CHECK(!ring(layer), "KV cache: rows in place asked of ring layer ", layer);

@@ -7,7 +7,8 @@
 // Ring layers (a sliding-window layer's cache bounded by its window): a layer given ring rows R < n_ctx
 // keeps position p in row p mod R, so only the last R positions written are held (valid_from()).
 // Positions stay absolute everywhere (store, load, RoPE, the mask); only the row a position lands in
-// changes. k_f32/v_f32 and k_bytes/v_bytes are for full layers only.
+// changes. k_f32/v_f32 are for full layers only; k_bytes/v_bytes of a ring layer address one
+// position's row (consecutive positions are contiguous only up to the ring's end).
 // Memory: zeroed pages from the allocator (calloc; for large caches fresh anonymous pages), so a
 // long context costs resident memory only for the positions written (bytes() is the reservation).
 // Ownership: owns its memory; copies copy it. Thread-safety: none (one sequence, one writer).
@@ -48,6 +49,9 @@ class KvCache {
   // Positions >= n are dropped (a rollback): a ring layer's held range ends at n, so after a rollback
   // to 0 it starts over.
   void forget_from(int64_t n);
+  // Declares that `layer` holds positions from `from` on (a restored state: the caller wrote their
+  // rows through k_bytes/v_bytes). ork::Error for from < 0, or from != 0 on a full layer.
+  void set_valid_from(int64_t layer, int64_t from);
 
   // Rounds and writes rows k, v [n][kv_dim] (f32) at positions pos..pos+n-1 of `layer`; ork::Error
   // for values the type cannot hold (kv_store_rows). Requires 0 <= pos, pos + n <= n_ctx.

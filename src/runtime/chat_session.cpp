@@ -1,5 +1,6 @@
 #include "runtime/chat_session.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <utility>
@@ -11,13 +12,16 @@
 namespace ork::runtime {
 namespace {
 
-// "ORKCHAT" and the format version: 1 held f32 KV rows with no type; 2 names the KV type.
-constexpr char kMagic[8] = {'O', 'R', 'K', 'C', 'H', 'A', 'T', '2'};
+// "ORKCHAT" and the format version: 1 held f32 KV rows with no type; 2 names the KV type; 3 adds
+// each layer's KV rows and first position held (sliding-window ring caches).
+constexpr char kMagic[8] = {'O', 'R', 'K', 'C', 'H', 'A', 'T', '3'};
 
 // Session file (little-endian as the host writes it; docs/chat.md): magic, u64 n_layer, n_ctx,
-// kv_dim, n_vocab, string KV type (f32 | f16 | q8_0), string template name, u64 message count,
+// kv_dim, n_vocab, string KV type (f32 | f16 | q8_0), per layer u64 KV rows (Context::kv_rows) and
+// u64 first position held (Context::state_from), string template name, u64 message count,
 // (string role, string content)…, u64 token count, int32 tokens…, the Context::state() bytes.
-// A string is u64 length + bytes.
+// A string is u64 length + bytes. Format 2 is format 3 without the per-layer pairs (every layer
+// full, from 0): still read, into a context without ring caches.
 class Out {
  public:
   explicit Out(std::FILE* f) : f_(f) {}
@@ -106,6 +110,7 @@ ChatReply ChatSession::reply(const std::string& user, Sampler& sampler, int64_t 
   // Reuse the cached prefix; at least the last prompt token is evaluated (its logits are needed).
   size_t keep = 0;
   while (keep < cached_.size() && keep + 1 < prompt.size() && cached_[keep] == prompt[keep]) ++keep;
+  keep = size_t(ctx_.keepable(std::min<int64_t>(int64_t(keep), ctx_.n_past())));  // a ring may not reach back
   r.n_reused = int64_t(keep);
   ctx_.truncate(int64_t(keep));
   cached_.resize(keep);
@@ -154,6 +159,11 @@ void ChatSession::save(const std::string& path) const {
   o.u64(uint64_t(c.kv_dim()));
   o.u64(uint64_t(ctx_.n_vocab()));
   o.str(model::kv_type_name(ctx_.kv_type()));
+  const std::vector<int64_t> from = ctx_.state_from();
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    o.u64(uint64_t(ctx_.kv_rows(l)));
+    o.u64(uint64_t(from[size_t(l)]));
+  }
   o.str(tmpl_.name());
   o.u64(messages_.size());
   for (const model::ChatMessage& m : messages_) {
@@ -183,8 +193,10 @@ void ChatSession::load(const std::string& path) {
   char magic[sizeof kMagic];
   in.bytes(magic, sizeof magic, "magic");
   ORK_CHECK(std::memcmp(magic, kMagic, 7) == 0, path, ": not an ork chat session file");
-  ORK_CHECK(magic[7] == kMagic[7], path, ": session file format ", magic[7] == '1' ? "1 (f32 KV rows, before KV cache types)" : "unknown",
-            " is not readable by this version (format 2); start a new session");
+  ORK_CHECK(magic[7] == kMagic[7] || magic[7] == '2', path, ": session file format ",
+            magic[7] == '1' ? "1 (f32 KV rows, before KV cache types)" : "unknown",
+            " is not readable by this version (formats 2 and 3); start a new session");
+  const bool v2 = magic[7] == '2';
   const model::Config& c = ctx_.engine().model().config();
   auto expect = [&](const char* what, uint64_t want) {
     const uint64_t v = in.u64(what);
@@ -197,6 +209,15 @@ void ChatSession::load(const std::string& path) {
   const std::string kv = in.str("KV type", 16);
   ORK_CHECK(kv == model::kv_type_name(ctx_.kv_type()), path, ": saved with a KV cache of type ", quote(kv),
             ", this session's is ", model::kv_type_name(ctx_.kv_type()), " (--kv-type)");
+  std::vector<int64_t> from(size_t(c.n_layer), 0);
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    const uint64_t rows = v2 ? uint64_t(ctx_.n_ctx()) : in.u64("layer KV rows");
+    if (!v2) from[size_t(l)] = int64_t(std::min<uint64_t>(in.u64("layer first position"), uint64_t(ctx_.n_ctx())));
+    ORK_CHECK(rows == uint64_t(ctx_.kv_rows(l)), path, ": layer ", l, "'s KV cache was saved with ", rows,
+              " rows, this session's has ", ctx_.kv_rows(l),
+              rows == uint64_t(ctx_.n_ctx()) ? " (saved with full caches: load it with --no-swa-ring)"
+                                              : " (saved as a sliding-window ring: load it without --no-swa-ring)");
+  }
   const std::string name = in.str("template name", 256);
   ORK_CHECK(name == tmpl_.name(), path, ": saved with chat template '", name, "', this session uses '",
             tmpl_.name(), "'");
@@ -216,11 +237,11 @@ void ChatSession::load(const std::string& path) {
   for (int32_t t : tokens) {
     ORK_CHECK(t >= 0 && t < ctx_.n_vocab(), path, ": token id ", t, " is outside the vocabulary");
   }
-  std::vector<uint8_t> state(size_t(ctx_.state_bytes(int64_t(n_tok))));
+  std::vector<uint8_t> state(size_t(ctx_.state_bytes(int64_t(n_tok), from)));
   in.bytes(state.data(), state.size(), "KV cache");
   char extra;
   ORK_CHECK(std::fread(&extra, 1, 1, f) == 0, path, ": trailing bytes after the KV cache");
-  ctx_.set_state(state, int64_t(n_tok));
+  ctx_.set_state(state, int64_t(n_tok), from);
   messages_ = std::move(messages);
   cached_ = std::move(tokens);
 }

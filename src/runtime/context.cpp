@@ -22,13 +22,6 @@ model::KvCache make_cache(const Engine& e, int64_t n_ctx) {
                         e.options().swa_ring ? swa_ring_rows(c, n, e.options().m_max) : std::vector<int64_t>{});
 }
 
-bool has_ring(const model::KvCache& cache) {
-  for (int64_t l = 0; l < cache.n_layer(); ++l) {
-    if (cache.ring(l)) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 Context::Context(Engine& engine, int64_t n_ctx)
@@ -119,6 +112,15 @@ std::unique_ptr<Context> Context::dup(bool copy_state) const {
   return c;
 }
 
+int64_t Context::keepable(int64_t n) const {
+  ORK_CHECK(n >= 0 && n <= n_past_, "keepable: ", n, " is outside [0, ", n_past_, "]");
+  const model::Config& c = engine_.model().config();
+  for (int64_t l = 0; l < cache_.n_layer() && n > 0; ++l) {
+    if (cache_.ring(l) && std::max<int64_t>(0, n - c.window(l) + 1) < cache_.valid_from(l)) return 0;
+  }
+  return n;
+}
+
 void Context::truncate(int64_t n) {
   ORK_CHECK(n >= 0 && n <= n_past_, "truncate: ", n, " is outside [0, ", n_past_, "]");
   // A ring layer must still hold the keys the next position reads.
@@ -133,32 +135,65 @@ void Context::truncate(int64_t n) {
   n_past_ = n;
 }
 
+std::vector<int64_t> Context::state_from() const {
+  std::vector<int64_t> from(size_t(cache_.n_layer()));
+  for (int64_t l = 0; l < cache_.n_layer(); ++l) from[size_t(l)] = std::min(cache_.valid_from(l), n_past_);
+  return from;
+}
+
 std::vector<uint8_t> Context::state() const {
-  ORK_CHECK(!has_ring(cache_), "KV state: a context with ring KV caches (sliding-window layers) cannot be saved");
   const int64_t n_layer = cache_.n_layer();
-  const size_t rows = size_t(n_past_) * cache_.row_bytes();
+  const std::vector<int64_t> from = state_from();
+  const size_t row = cache_.row_bytes();
   std::vector<uint8_t> s;
-  s.reserve(2 * size_t(n_layer) * rows);
-  for (int64_t l = 0; l < n_layer; ++l) s.insert(s.end(), cache_.k_bytes(l), cache_.k_bytes(l) + rows);
-  for (int64_t l = 0; l < n_layer; ++l) s.insert(s.end(), cache_.v_bytes(l), cache_.v_bytes(l) + rows);
+  s.reserve(size_t(state_bytes(n_past_, from)));
+  // Position by position: a ring layer's positions wrap around its rows.
+  for (int64_t l = 0; l < n_layer; ++l) {
+    for (int64_t p = from[size_t(l)]; p < n_past_; ++p) s.insert(s.end(), cache_.k_bytes(l, p), cache_.k_bytes(l, p) + row);
+  }
+  for (int64_t l = 0; l < n_layer; ++l) {
+    for (int64_t p = from[size_t(l)]; p < n_past_; ++p) s.insert(s.end(), cache_.v_bytes(l, p), cache_.v_bytes(l, p) + row);
+  }
   return s;
 }
 
-uint64_t Context::state_bytes(int64_t n) const {
-  return 2 * uint64_t(cache_.n_layer()) * uint64_t(n) * cache_.row_bytes();
+uint64_t Context::state_bytes(int64_t n, const std::vector<int64_t>& from) const {
+  uint64_t rows = 0;
+  for (int64_t l = 0; l < cache_.n_layer(); ++l) {
+    const int64_t f = size_t(l) < from.size() ? std::clamp<int64_t>(from[size_t(l)], 0, std::max<int64_t>(n, 0)) : 0;
+    rows += uint64_t(std::max<int64_t>(n - f, 0));
+  }
+  return 2 * rows * cache_.row_bytes();
 }
 
-void Context::set_state(const std::vector<uint8_t>& s, int64_t n) {
-  ORK_CHECK(!has_ring(cache_), "KV state: a context with ring KV caches (sliding-window layers) cannot be restored");
+void Context::set_state(const std::vector<uint8_t>& s, int64_t n, const std::vector<int64_t>& from_in) {
   const int64_t n_layer = cache_.n_layer();
   ORK_CHECK(n >= 0 && n <= n_ctx(), "KV state of ", n, " positions does not fit the context of ",
             n_ctx(), " tokens");
-  ORK_CHECK(s.size() == state_bytes(n), "KV state holds ", s.size(), " bytes, ", state_bytes(n), " expected for ", n,
-            " positions of a ", model::kv_type_name(cache_.type()), " cache");
-  const size_t rows = size_t(n) * cache_.row_bytes();
+  ORK_CHECK(from_in.empty() || from_in.size() == size_t(n_layer), "KV state: first positions of ", from_in.size(),
+            " layers for a cache of ", n_layer);
+  std::vector<int64_t> from = from_in.empty() ? std::vector<int64_t>(size_t(n_layer), 0) : from_in;
+  for (int64_t l = 0; l < n_layer; ++l) {
+    const int64_t f = from[size_t(l)];
+    if (!cache_.ring(l)) {
+      ORK_CHECK(f == 0, "KV state: layer ", l, " holds positions from ", f, ", this context's layer ", l,
+                " is a full cache (from 0)");
+    } else {
+      ORK_CHECK(f >= 0 && f <= n && n - f <= cache_.rows(l), "KV state: layer ", l, " holds positions ", f, "..",
+                n - 1, ", more than this context's ring of ", cache_.rows(l), " rows");
+    }
+  }
+  ORK_CHECK(s.size() == state_bytes(n, from), "KV state holds ", s.size(), " bytes, ", state_bytes(n, from),
+            " expected for ", n, " positions of a ", model::kv_type_name(cache_.type()), " cache");
+  const size_t row = cache_.row_bytes();
   const uint8_t* p = s.data();
-  for (int64_t l = 0; l < n_layer; ++l, p += rows) std::copy(p, p + rows, cache_.k_bytes(l));
-  for (int64_t l = 0; l < n_layer; ++l, p += rows) std::copy(p, p + rows, cache_.v_bytes(l));
+  for (int64_t l = 0; l < n_layer; ++l) {
+    for (int64_t q = from[size_t(l)]; q < n; ++q, p += row) std::copy(p, p + row, cache_.k_bytes(l, q));
+  }
+  for (int64_t l = 0; l < n_layer; ++l) {
+    for (int64_t q = from[size_t(l)]; q < n; ++q, p += row) std::copy(p, p + row, cache_.v_bytes(l, q));
+  }
+  for (int64_t l = 0; l < n_layer; ++l) cache_.set_valid_from(l, from[size_t(l)]);
   n_past_ = n;
 }
 

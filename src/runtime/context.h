@@ -66,18 +66,30 @@ class Context {
   const model::MoeStats* moe_stats() const { return forward_.moe_stats(); }
 
   // Forgets the sequence (positions restart at 0).
-  void reset() { n_past_ = 0; }
+  void reset() { truncate(0); }
   // Keeps the first n tokens of the sequence (0 <= n <= n_past(), else ork::Error); the next eval
   // continues at position n, overwriting what came after.
   void truncate(int64_t n);
+  // The longest prefix of at most n tokens (0 <= n <= n_past()) that truncate() can keep: n, or 0
+  // when a sliding-window ring no longer holds the keys position n would read (prefix reuse then
+  // evaluates the whole sequence again: the same logits, more work).
+  int64_t keepable(int64_t n) const;
 
-  // The KV cache rows of positions [0, n_past()), as the cache holds them (kv_type(): f32, f16 or
-  // q8_0 rows of model::kv_row_bytes): for each layer, n_past() rows of K, then the same of V.
-  // set_state() restores such bytes as n_past() = n (ork::Error when their size is not
-  // state_bytes(n) or n exceeds n_ctx()); a state is only meaningful for a cache of the same type.
+  // The KV cache rows the sequence holds, as the cache holds them (kv_type(): f32, f16 or q8_0 rows
+  // of model::kv_row_bytes): for each layer l, the rows of positions [state_from()[l], n_past()) in
+  // position order for K, then the same for V. A full layer holds every position (from 0); a
+  // sliding-window ring layer only the last ones it kept (model::KvCache::valid_from).
+  // set_state() restores such bytes as n_past() = n with those first positions `from` (empty: all
+  // 0) into a cache of the same layout (kv_rows), after which the sequence continues exactly as the
+  // saved one would. ork::Error when n exceeds n_ctx(), `from` does not fit the layout (a full layer
+  // from 0, a ring layer at most kv_rows(l) positions, none before 0) or the size is not
+  // state_bytes(n, from); a state is only meaningful for a cache of the same type.
   std::vector<uint8_t> state() const;
-  uint64_t state_bytes(int64_t n) const;
-  void set_state(const std::vector<uint8_t>& state, int64_t n);
+  std::vector<int64_t> state_from() const;
+  uint64_t state_bytes(int64_t n, const std::vector<int64_t>& from = {}) const;
+  void set_state(const std::vector<uint8_t>& state, int64_t n, const std::vector<int64_t>& from = {});
+  // Rows of `layer`'s K (and V) cache: n_ctx() for a full layer, fewer for a ring layer.
+  int64_t kv_rows(int64_t layer) const { return cache_.rows(layer); }
 
  private:
   friend class BatchDecode;  // evaluates this sequence's cache in a batch with others (batch_decode.h)

@@ -67,6 +67,7 @@ void DraftModel::propose(const std::vector<int32_t>& seq, int64_t max_k, Draft& 
   // (its logits are the first draft's).
   size_t keep = 0;
   while (keep < evaluated_.size() && keep + 1 < seq.size() && evaluated_[keep] == seq[keep]) ++keep;
+  keep = size_t(ctx_.keepable(std::min<int64_t>(int64_t(keep), ctx_.n_past())));  // a ring may not reach back
   ctx_.truncate(int64_t(keep));
   evaluated_.resize(keep);
   std::vector<int32_t> batch(seq.begin() + int64_t(keep), seq.end());

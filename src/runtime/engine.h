@@ -103,9 +103,9 @@ struct EngineOptions {
   // Element type of its Contexts' KV caches (--kv-type); unset: kv_type_of() decides.
   std::optional<model::KvType> kv_type;
   // Its Contexts' sliding-window layers keep a ring of window + m_max − 1 KV rows instead of n_ctx
-  // (runtime/swa_ring.h): the same logits, memory bounded by the window. Such contexts cannot save or
-  // restore their KV state, nor roll back further than the ring holds.
-  bool swa_ring = false;
+  // (runtime/swa_ring.h; the default): the same logits, memory bounded by the window. Such contexts
+  // roll back only as far as the ring holds (Context::keepable); false (--no-swa-ring): full caches.
+  bool swa_ring = true;
 
   // Sharing with an Engine loaded earlier (npu/sim only; it must outlive this one). Either one makes
   // this Engine use that Engine's Device (the device options above are then ignored).

@@ -56,6 +56,7 @@ GenResult generate_on_slot(Slot& slot, const std::vector<int32_t>& prompt, const
   size_t keep = 0;
   const std::vector<int32_t>& cached = slot.cached;
   while (keep < cached.size() && keep + 1 < prompt.size() && cached[keep] == prompt[keep]) ++keep;
+  keep = size_t(ctx.keepable(std::min<int64_t>(int64_t(keep), ctx.n_past())));  // a ring may not reach back
   r.n_reused = int64_t(keep);
   ctx.truncate(int64_t(keep));
   slot.cached.resize(keep);

@@ -32,6 +32,8 @@ const std::vector<OptionSpec> kBenchOptions = {
     {{"-m", "--model"}, true, "GGUF model file (default: the embedded default model)"},
     {{"-p", "--n-prompt"}, true, "prompt tokens evaluated in one batch (default 128; 0: skip)"},
     {{"-n", "--n-gen"}, true, "tokens generated one at a time (default 64; 0: skip)"},
+    {{"-d", "--n-depth"}, true,
+     "tokens already in the context before each timed test (default 0; filled once, untimed, as llama-bench -d)"},
     {{"-t", "--threads"}, true, "threads (default: all cores)"},
     {{"--pin"}, false, "pin threads to CPUs, fastest cores first (the Cortex-A76 cores of an RK3588)"},
     {{"-r", "--repetitions"}, true, "repetitions of each test (default 5)"},
@@ -149,7 +151,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   specs.insert(specs.end(), kKvOptions.begin(), kKvOptions.end());
   const Args args("bench", specs, argv);
   if (args.has("--help")) {
-    std::printf("usage: ork bench [-m MODEL] [-p 128] [-n 64] [-t N] [-r 5] [--json]\n\n%s",
+    std::printf("usage: ork bench [-m MODEL] [-p 128] [-n 64] [-d 0] [-t N] [-r 5] [--json]\n\n%s",
                 format_options(specs).c_str());
     return 0;
   }
@@ -157,6 +159,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   runtime::EngineOptions eo = engine_options(args, "cpu");
   const int64_t n_prompt = args.get_int("--n-prompt", 128, 0, int64_t(1) << 20);
   const int64_t n_gen = args.get_int("--n-gen", 64, 0, int64_t(1) << 20);
+  const int64_t n_depth = args.get_int("--n-depth", 0, 0, int64_t(1) << 22);
   const int reps = int(args.get_int("--repetitions", 5, 1, 10000));
   const bool json = args.has("--json");
   const size_t bw_bytes = size_t(args.get_int("--bw-mib", 256, 1, 1 << 16)) << 20;
@@ -165,11 +168,27 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const std::unique_ptr<runtime::Engine> draft = wants_speculative(args) && n_gen > 0 ? load_draft(args, eo) : nullptr;
   runtime::Engine engine(eo);
   const int64_t n_vocab = engine.model().config().n_vocab;
-  runtime::Context ctx(engine, std::max<int64_t>({n_prompt, n_gen, 1}) + 1);
+  runtime::Context ctx(engine, n_depth + std::max<int64_t>({n_prompt, n_gen, 1}) + 1);
 
   // Warm-up (page in the weights, size the scratch): a short batch and one decode step.
   ctx.eval(random_tokens(std::min<int64_t>(std::max<int64_t>(n_prompt, 1), 16), n_vocab, 1));
   ctx.eval(random_tokens(1, n_vocab, 2));
+  // The depth: filled once (untimed); every timed test then starts from it, as llama-bench restores
+  // its cached depth state before each repetition: truncate keeps the rows, except where a
+  // sliding-window ring no longer reaches back (then its saved state is restored).
+  ctx.reset();
+  if (n_depth > 0) ctx.eval(random_tokens(n_depth, n_vocab, 3));
+  bool has_ring = false;
+  for (int64_t l = 0; l < engine.model().config().n_layer; ++l) has_ring = has_ring || ctx.kv_rows(l) < ctx.n_ctx();
+  const std::vector<uint8_t> depth_state = has_ring ? ctx.state() : std::vector<uint8_t>{};
+  const std::vector<int64_t> depth_from = ctx.state_from();
+  const auto to_depth = [&] {
+    if (ctx.keepable(std::min(n_depth, ctx.n_past())) == n_depth) {
+      ctx.truncate(n_depth);
+    } else {
+      ctx.set_state(depth_state, n_depth, depth_from);
+    }
+  };
 
   // On the simulator: the modeled board time of the timed passes (board_report.h).
   std::optional<BoardReport> board;
@@ -182,7 +201,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   std::vector<double> pp, tg;
   for (int r = 0; r < reps && n_prompt > 0; ++r) {
     const std::vector<int32_t> tokens = random_tokens(n_prompt, n_vocab, uint32_t(100 + r));
-    ctx.reset();
+    to_depth();
     const double t0 = now_ms();
     ctx.eval(tokens);
     pp.push_back(1000.0 * double(n_prompt) / (now_ms() - t0));
@@ -190,7 +209,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (board) board->after_prompt = board_snapshot(engine);
   for (int r = 0; r < reps && n_gen > 0; ++r) {
     const std::vector<int32_t> tokens = random_tokens(n_gen, n_vocab, uint32_t(200 + r));
-    ctx.reset();
+    to_depth();
     const double t0 = now_ms();
     for (int32_t id : tokens) ctx.eval({id});
     tg.push_back(1000.0 * double(n_gen) / (now_ms() - t0));
@@ -219,6 +238,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     j.key("repetitions").value(int64_t(reps));
     j.key("n_prompt").value(n_prompt);
     j.key("n_gen").value(n_gen);
+    j.key("n_depth").value(n_depth);
     // "<test>_tok_per_s" (the mean), _stddev, _median and _runs (every repetition).
     const auto test = [&](const std::string& name, const Stats& st, const std::vector<double>& runs) {
       j.key(name).value(st.mean);
@@ -247,8 +267,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
                 eo.model_path.c_str(), double(wbytes) / 1e6, engine.device_name(), isa.c_str(),
                 engine.threads(), reps);
     std::printf("| test   |            t/s |\n|--------|----------------|\n");
-    if (n_prompt > 0) std::printf("| pp%-4lld | %7.2f ± %5.2f |\n", (long long)n_prompt, spp.mean, spp.stddev);
-    if (n_gen > 0) std::printf("| tg%-4lld | %7.2f ± %5.2f |\n", (long long)n_gen, stg.mean, stg.stddev);
+    // Test names as llama-bench prints them: pp128, tg64 @ d4096.
+    const std::string at = n_depth > 0 ? " @ d" + std::to_string(n_depth) : std::string();
+    const std::string pp_name = "pp" + std::to_string(n_prompt) + at, tg_name = "tg" + std::to_string(n_gen) + at;
+    if (n_prompt > 0) std::printf("| %-6s | %7.2f ± %5.2f |\n", pp_name.c_str(), spp.mean, spp.stddev);
+    if (n_gen > 0) std::printf("| %-6s | %7.2f ± %5.2f |\n", tg_name.c_str(), stg.mean, stg.stddev);
     if (n_gen > 0)
       std::printf("decode reads %.2f GB/s of weights: %.0f%% of the memory copy bandwidth %.2f GB/s "
                   "(read+write), %.0f%% of the read bandwidth %.2f GB/s (%d threads, best of 7)\n",

@@ -26,7 +26,8 @@ const std::vector<OptionSpec> kSimOptions = {
 const std::vector<OptionSpec> kKvOptions = {
     {{"--kv-type"}, true, "KV cache type: f32 | f16 | q8_0 (default f16 as llama.cpp; f32 with --exact)"},
     {{"--swa-ring"}, false, "sliding-window layers keep a ring of window + m_max - 1 (127) KV rows, not the whole context "
-                            "(no KV state save; rollback only within the ring)"},
+                            "(the default; rollback only within the ring)"},
+    {{"--no-swa-ring"}, false, "sliding-window layers keep the whole context's KV rows (as llama.cpp's --swa-full)"},
 };
 
 npu::DeviceOptions device_options(const Args& args, const std::string& def) {
@@ -80,7 +81,8 @@ runtime::EngineOptions engine_options(const Args& args, const std::string& devic
   } catch (const Error& e) {
     throw UsageError{std::string("--schedule: ") + e.what()};
   }
-  eo.swa_ring = args.has("--swa-ring");
+  ORK_CHECK(!(args.has("--swa-ring") && args.has("--no-swa-ring")), "--swa-ring and --no-swa-ring contradict each other");
+  eo.swa_ring = !args.has("--no-swa-ring");
   try {
     eo.npu_wtype = runtime::parse_npu_wtype(args.get_or("--npu-wtype", "i8"));
   } catch (const Error& e) {
