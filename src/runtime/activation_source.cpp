@@ -27,7 +27,6 @@ const float* ActivationSource::materialize(const model::Linear& w, int64_t m, st
   if (up == nullptr) return x;
   all.resize(size_t(m * w.k));
   ops::glu(glu, x, up, m * w.k, all.data());
-  model::check_finite(all.data(), m, w.k, "input of", w);
   return all.data();
 }
 

@@ -26,7 +26,7 @@ struct ActivationSource {
   // model::fail_non_finite naming w ("input of").
   void quantize(const model::Linear& w, int64_t m, std::vector<int8_t>& xq, std::vector<float>& sa,
                 std::vector<float>& act, std::vector<float>& rot) const;
-  // The input as f32 rows: x itself, or glu(x, up) written into `all` (m × k), checked finite.
+  // The input as f32 rows (not checked finite): x itself, or glu(x, up) written into `all` (m × k).
   const float* materialize(const model::Linear& w, int64_t m, std::vector<float>& all) const;
 };
 

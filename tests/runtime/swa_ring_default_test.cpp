@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "gen_model/gen_model.h"
 #include "model/temp_dir.h"
+#include "model/test_models.h"
 #include "runtime/context.h"
 #include "runtime/context_size.h"
 #include "runtime/draft_model.h"
@@ -20,21 +21,7 @@ namespace ork::runtime {
 namespace {
 
 gen::ModelSpec gemma(int window) {
-  gen::ModelSpec s;
-  s.arch = "gemma2";
-  s.n_vocab = 300;
-  s.n_embd = 128;
-  s.n_ff = 256;
-  s.n_head = 4;
-  s.n_head_kv = 2;
-  s.head_dim = 32;
-  s.n_layer = 3;
-  s.seed = 17;
-  s.n_ctx = 512;
-  s.tied_output = true;
-  s.sliding_window = window;
-  s.swa_pattern = 2;  // layers 0 and 2 sliding, 1 global
-  return s;
+  return testing::sliding_window_gemma("gemma2", window, 17);
 }
 
 std::vector<int32_t> tokens(int64_t n, uint32_t seed) {

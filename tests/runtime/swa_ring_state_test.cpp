@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "gen_model/gen_model.h"
 #include "model/temp_dir.h"
+#include "model/test_models.h"
 #include "runtime/chat_session.h"
 #include "runtime/context.h"
 #include "runtime/engine.h"
@@ -23,21 +24,7 @@ namespace ork::runtime {
 namespace {
 
 gen::ModelSpec gemma(const char* arch, int window) {
-  gen::ModelSpec s;
-  s.arch = arch;
-  s.n_vocab = 300;
-  s.n_embd = 128;
-  s.n_ff = 256;
-  s.n_head = 4;
-  s.n_head_kv = 2;
-  s.head_dim = 32;
-  s.n_layer = 3;
-  s.seed = 13;
-  s.n_ctx = 512;
-  s.tied_output = true;
-  s.sliding_window = window;
-  s.swa_pattern = 2;  // layers 0 and 2 sliding, 1 global
-  return s;
+  return testing::sliding_window_gemma(arch, window, 13);
 }
 
 std::vector<int32_t> tokens(int64_t n, uint32_t seed) {
