@@ -491,6 +491,7 @@ EngineMemory Engine::memory() const {
     m.weight_bytes = model_->tensor_bytes();
     return m;
   }
+  wait_prefetch_idle();
   const uint32_t domains = device_->caps().domains;
   m.weight_device_bytes.assign(domains, 0);
   m.scratch_device_bytes.assign(domains, 0);

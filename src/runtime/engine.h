@@ -260,6 +260,9 @@ class Engine {
   const weights::Plan* plan() const { return plan_.get(); }  // null on the CPU
   weights::Cache* cache() { return cache_.get(); }          // null on the CPU
   ResidencyStats residency_stats() const;
+  // What this Engine holds now. Loads the prefetcher has in flight land first (their buffers are
+  // mapped before the cache marks them loaded), so with no forward pass running meanwhile the
+  // figures agree with the device's counters.
   EngineMemory memory() const;
   // Returns once a streamed plan's prefetcher has no load in flight or pending, so memory() and the
   // device's counters agree until the next forward pass; at once for a resident plan.
