@@ -18,6 +18,7 @@
 #include "runtime/hybrid_matmul.h"
 #include "model/forward.h"
 #include "runtime/npu_matmul.h"
+#include "runtime/planned_cpu_copies.h"
 #include "weights/hash64.h"
 
 namespace ork::runtime {
@@ -476,8 +477,17 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
     for (uint32_t d = 0; d < mp.domains_used; ++d) mp.dma_bytes += mp.weight_device_bytes[d];
     mp.dma_bytes += scratch_growth;
     mp.dma_bytes += mp.stream_budget_bytes;
+    if (options.schedule != Schedule::kNpu) {  // as the Engine builds its HybridMatmul's Scheduler
+      const Scheduler scheduler(options.schedule, npu::sim::load_board_profile(options.npu.board_profile),
+                                std::max<uint32_t>(1, std::min<uint32_t>(3, caps.cores)), plan.m_max,
+                                plan.mode == weights::Residency::kResident, plan.wtype);
+      const PlannedCpuCopies copies = planned_cpu_copy_bytes(scheduler, model->weights(), plan);
+      mp.cpu_copy_bytes = copies.bytes;
+      mp.cpu_copy_weights = copies.weights;
+      mp.cpu_copy_all_bytes = copies.all_bytes;
+    }
   }
-  mp.ram_bytes = mp.model_file_bytes + mp.dma_bytes + mp.kv_cache_bytes + mp.host_scratch_bytes;
+  mp.ram_bytes = mp.model_file_bytes + mp.dma_bytes + mp.kv_cache_bytes + mp.host_scratch_bytes + mp.cpu_copy_bytes;
   return mp;
 }
 

@@ -216,13 +216,19 @@ struct MemoryPlan {
   uint32_t weights_shared = 0;                 //   and how many linear weights
   uint64_t stream_budget_bytes = 0;            // stream: weight bytes resident at once (at most)
   uint64_t dma_bytes = 0;             // Σ device bytes (stream: + the budget)
+  // --schedule auto|cpu on npu/sim: the CPU copies of the weights a decode step or a full pass of
+  // m_max rows runs on the CPU side (runtime/planned_cpu_copies.h), and how many weights; other row
+  // counts can add copies, up to cpu_copy_all_bytes. 0 with --schedule npu.
+  uint64_t cpu_copy_bytes = 0;
+  uint32_t cpu_copy_weights = 0;
+  uint64_t cpu_copy_all_bytes = 0;
   uint64_t model_file_bytes = 0;      // the GGUF tensor bytes (mapped from the file)
   std::string kv_type;                // f32 | f16 | q8_0 (kv_type_of)
   uint64_t kv_cache_bytes = 0;        // one context of n_ctx tokens
   uint64_t host_scratch_bytes = 0;    // its activations for a batch of m_max tokens, + kv_staging_bytes,
                                       // + per thread the prefill attention's scores at n_ctx keys
   uint64_t kv_staging_bytes = 0;      //   of which: one layer's K/V widened to f32 at n_ctx (f16, q8_0)
-  uint64_t ram_bytes = 0;             // model_file + dma + kv + host scratch: the RAM to plan for
+  uint64_t ram_bytes = 0;             // model_file + dma + kv + host scratch + cpu_copy: the RAM to plan for
   int64_t n_ctx = 0;
 };
 // The device `options` run on: a model shared with fixes it (both shared models must be on one

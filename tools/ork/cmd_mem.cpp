@@ -84,6 +84,9 @@ int cmd_mem(const std::vector<std::string>& argv) {
     j.key("kv_cache_bytes").value(plan.kv_cache_bytes);
     j.key("kv_staging_bytes").value(plan.kv_staging_bytes);
     j.key("host_scratch_bytes").value(plan.host_scratch_bytes);
+    j.key("cpu_copy_bytes").value(plan.cpu_copy_bytes);
+    j.key("cpu_copy_weights").value(uint64_t(plan.cpu_copy_weights));
+    j.key("cpu_copy_all_bytes").value(plan.cpu_copy_all_bytes);
     j.key("ram_bytes").value(plan.ram_bytes);
     j.end_object();
   } else {
@@ -105,6 +108,10 @@ int cmd_mem(const std::vector<std::string>& argv) {
     std::printf("  KV cache (%lld tok, %s)   %s\n", static_cast<long long>(plan.n_ctx), plan.kv_type.c_str(),
                 mib(plan.kv_cache_bytes).c_str());
     std::printf("  host scratch          %s\n", mib(plan.host_scratch_bytes).c_str());
+    if (plan.cpu_copy_all_bytes != 0) {
+      std::printf("  schedule's CPU copies %s (%u weights; other prompt lengths may copy up to %s)\n",
+                  mib(plan.cpu_copy_bytes).c_str(), plan.cpu_copy_weights, mib(plan.cpu_copy_all_bytes).c_str());
+    }
     std::printf("  RAM to plan for       %s\n", mib(plan.ram_bytes).c_str());
   }
   if (args.has("--plan-only")) {
@@ -141,6 +148,7 @@ int cmd_mem(const std::vector<std::string>& argv) {
     j.key("kv_cache_bytes").value(cm.kv_bytes);
     j.key("host_scratch_bytes").value(cm.scratch_bytes);
     j.key("io_bytes").value(cm.logits_bytes);
+    j.key("cpu_copy_bytes").value(em.cpu_weight_bytes);  // made by the one decode step so far
     j.key("sram_bytes").value(uint64_t(0));
     j.end_object();
     j.key("device").begin_object();
@@ -167,6 +175,9 @@ int cmd_mem(const std::vector<std::string>& argv) {
               mib(cm.scratch_bytes).c_str());
   std::printf("  internal: KV cache    %s\n", mib(cm.kv_bytes).c_str());
   std::printf("  I/O (logits)          %s\n", mib(cm.logits_bytes).c_str());
+  if (em.cpu_weight_bytes != 0) {
+    std::printf("  schedule's CPU copies %s (after one decode step)\n", mib(em.cpu_weight_bytes).c_str());
+  }
   std::printf("  device total (peak)   %s (%s)\n", mib(dc.total_mapped_bytes).c_str(),
               mib(dc.peak_total_mapped_bytes).c_str());
   std::printf("  SRAM                  0 (not used)\n");
