@@ -1,5 +1,7 @@
 #include "runtime/activation_source.h"
 
+#include "core/error.h"
+#include "core/quote.h"
 #include "model/non_finite.h"
 #include "quant/quantize_activations.h"
 
@@ -8,6 +10,11 @@ namespace ork::runtime {
 void ActivationSource::quantize(const model::Linear& w, int64_t m, std::vector<int8_t>& xq, std::vector<float>& sa,
                                 std::vector<float>& act, std::vector<float>& rot) const {
   const int64_t k = w.k;
+  if (this->xq != nullptr) {
+    xq.assign(this->xq, this->xq + m * k);
+    sa.assign(this->sa, this->sa + m);
+    return;
+  }
   xq.resize(size_t(m * k));
   sa.resize(size_t(m));
   if (up == nullptr) {
@@ -24,6 +31,7 @@ void ActivationSource::quantize(const model::Linear& w, int64_t m, std::vector<i
 }
 
 const float* ActivationSource::materialize(const model::Linear& w, int64_t m, std::vector<float>& all) const {
+  ORK_CHECK(xq == nullptr, "input of ", quote(w.name()), ": rows quantized already have no f32 form");
   if (up == nullptr) return x;
   all.resize(size_t(m * w.k));
   ops::glu(glu, x, up, m * w.k, all.data());

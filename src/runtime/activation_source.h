@@ -1,8 +1,11 @@
 // runtime::ActivationSource — the input of one call of a quantizing backend (NpuMatmul, CpuInt8Matmul,
 // CpuInt4Matmul): f32 rows, or the gated activation of an FFN's gate and up rows
 // (MatmulBackend::matmul_glu), which is computed row by row while quantizing, never written whole.
-// Quantizing either gives the same bits as quantizing the f32 rows glu(gate, up) would.
-// Thread-safety: a value; quantize() uses only the buffers it is given.
+// Quantizing either gives the same bits as quantizing the f32 rows glu(gate, up) would. Or rows
+// quantized already (`quantized`: what quantize() wrote for the same weight width), so the two
+// sides of a split call (HybridMatmul) share one quantization of their input.
+// Thread-safety: a value; quantize() uses only the buffers it is given (and reads a quantized
+// source's rows, which must not change meanwhile).
 #pragma once
 
 #include <cstdint>
@@ -17,16 +20,23 @@ struct ActivationSource {
   const float* x = nullptr;   // the rows (m × k), or the gate rows when up is set
   const float* up = nullptr;  // set: the input is glu(x, up)
   ops::Glu glu = ops::Glu::kSwiglu;
+  const int8_t* xq = nullptr;  // set: rows quantized already (m × k), with their scales sa
+  const float* sa = nullptr;
 
   static ActivationSource rows(const float* x) { return {x, nullptr, ops::Glu::kSwiglu}; }
   static ActivationSource gated(ops::Glu glu, const float* gate, const float* up) { return {gate, up, glu}; }
+  static ActivationSource quantized(const int8_t* xq, const float* sa) {
+    return {nullptr, nullptr, ops::Glu::kSwiglu, xq, sa};
+  }
 
   // xq (m × w.k int8), sa (m scales) = the input rotated and quantized per row
   // (quant::quantize_activations_i8); act, rot: row scratch. A non-finite input value throws
-  // model::fail_non_finite naming w ("input of").
+  // model::fail_non_finite naming w ("input of"). A quantized source is copied (checked when it was
+  // quantized).
   void quantize(const model::Linear& w, int64_t m, std::vector<int8_t>& xq, std::vector<float>& sa,
                 std::vector<float>& act, std::vector<float>& rot) const;
   // The input as f32 rows (not checked finite): x itself, or glu(x, up) written into `all` (m × k).
+  // A quantized source has no f32 rows: ork::Error.
   const float* materialize(const model::Linear& w, int64_t m, std::vector<float>& all) const;
 };
 

@@ -81,13 +81,10 @@ void HybridMatmul::run_split(std::span<const model::Linear* const> ws, const Act
   split_calls_++;
   // The simulator charges the NPU job (split_npu_ns); the board time beyond it is the CPU's share.
   cpu_modeled_ns_ += std::max(0.0, c.split_ns - c.split_npu_ns);
-  npu_thread_.start([&] {
-    if (ws.size() == 1) {
-      npu_->matmul_rows(*ws[0], in, m, ys[0], c.npu_rows[0]);
-    } else {
-      npu_->matmul_rows(ws, in.x, m, ys, c.npu_rows);
-    }
-  });
+  // One quantization of the input (and one finiteness check), read by both sides.
+  in.quantize(*ws[0], m, split_xq_, split_sa_, split_act_, split_rot_);
+  const ActivationSource q = ActivationSource::quantized(split_xq_.data(), split_sa_.data());
+  npu_thread_.start([&] { npu_->matmul_rows(ws, q, m, ys, c.npu_rows); });
   try {
     for (size_t i = 0; i < ws.size(); ++i) {
       if (skip_cpu_arithmetic_) {
@@ -95,7 +92,7 @@ void HybridMatmul::run_split(std::span<const model::Linear* const> ws, const Act
           std::memset(ys[i] + r * ws[i]->n + c.npu_rows[i], 0, size_t(ws[i]->n - c.npu_rows[i]) * sizeof(float));
         }
       } else {
-        cpu_matmul_rows(*ws[i], in, m, c.npu_rows[i], ys[i]);
+        cpu_matmul_rows(*ws[i], q, m, c.npu_rows[i], ys[i]);
       }
     }
   } catch (...) {

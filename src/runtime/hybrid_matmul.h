@@ -1,8 +1,9 @@
 // runtime::HybridMatmul — the MatmulBackend of an NPU device with a schedule (runtime/schedule.h):
 // each call (one linear, or a group sharing one input) runs on the NPU (NpuMatmul), on the CPU's
 // w8a8 int8 path (CpuInt8Matmul) — for int4 device weights (`--npu-wtype i4`) the CPU int4 path
-// with the same scheme, w4a8 per row (CpuInt4Matmul) — or split along N — the first rows of every weight on the NPU (on
-// an AsyncCall thread), the other rows on the CPU's pool at the same time — as the Scheduler
+// with the same scheme, w4a8 per row (CpuInt4Matmul) — or split along N — the input quantized once,
+// then the first rows of every weight on the NPU (on an AsyncCall thread), the other rows on the
+// CPU's pool at the same time — as the Scheduler
 // chooses for its shape. All compute the same integers, so the tokens are the same whichever it
 // picks (tests/runtime/schedule_test.cpp).
 //
@@ -59,7 +60,8 @@ class HybridMatmul final : public model::MatmulBackend {
   void matmul(const model::Linear& w, const float* x, int64_t m, float* y) override;
   void matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
                     std::span<float* const> ys) override;
-  // Where the schedule puts down: each side quantizes glu(gate, up) row by row itself; act unused.
+  // Where the schedule puts down, glu(gate, up) quantized row by row (once for both sides of a split);
+  // act unused.
   void matmul_glu(const model::Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,
                   float* act, float* y) override;
   void expect_experts(int64_t layer, std::span<const int32_t> experts, bool guess) override {
@@ -91,6 +93,8 @@ class HybridMatmul final : public model::MatmulBackend {
   std::map<std::tuple<int32_t, size_t, int64_t>, size_t> memo_;  // (first index, count, m) → decisions_
   std::vector<ScheduleStats::Decision> decisions_;
   AsyncCall npu_thread_;  // runs the NPU part of split calls
+  std::vector<int8_t> split_xq_;  // a split call's input, quantized once for both sides
+  std::vector<float> split_sa_, split_act_, split_rot_;
   uint64_t npu_calls_ = 0, cpu_calls_ = 0, split_calls_ = 0;
   double cpu_modeled_ns_ = 0;
 };

@@ -182,10 +182,15 @@ const int32_t* NpuMatmul::combine_halves(const model::Linear& w, const weights::
 
 void NpuMatmul::matmul_rows(std::span<const model::Linear* const> ws, const float* x, int64_t m,
                             std::span<float* const> ys, std::span<const int64_t> rows) {
+  matmul_rows(ws, ActivationSource::rows(x), m, ys, rows);
+}
+
+void NpuMatmul::matmul_rows(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
+                            std::span<float* const> ys, std::span<const int64_t> rows) {
   ORK_CHECK(ws.size() == ys.size() && ws.size() == rows.size() && !ws.empty(), "matmul rows: ", ws.size(),
             " weights, ", ys.size(), " outputs, ", rows.size(), " row counts");
   ORK_CHECK(runs_as_one_job(ws), "matmul rows: the weights are not resident single slices of one domain");
-  run_resident_group(ws, ActivationSource::rows(x), m, ys, rows);
+  run_resident_group(ws, in, m, ys, rows);
 }
 
 void NpuMatmul::matmul_rows(const model::Linear& w, const ActivationSource& in, int64_t m, float* y, int64_t rows) {

@@ -54,6 +54,8 @@ class NpuMatmul final : public model::MatmulBackend {
   // runs_as_one_job(ws).
   void matmul_rows(std::span<const model::Linear* const> ws, const float* x, int64_t m, std::span<float* const> ys,
                    std::span<const int64_t> rows);
+  void matmul_rows(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
+                   std::span<float* const> ys, std::span<const int64_t> rows);
   // matmul_rows of one weight on any input source (ActivationSource: f32 rows or an FFN's glu).
   void matmul_rows(const model::Linear& w, const ActivationSource& in, int64_t m, float* y, int64_t rows);
   // Streamed plans: the prefetcher loads the named experts of the layer's expert block (and no other
