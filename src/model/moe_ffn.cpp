@@ -108,7 +108,6 @@ const float* MoeFfn::run(int64_t il, const LayerWeights& l, const float* h, int6
   backend_.expect_experts(il, used, false);
   backend_.expect_experts(next_il, next, true);
 
-  const int64_t F = c_.n_ff_exp;
   for (int64_t e = 0; e < X; ++e) {
     const int32_t r0 = start_[size_t(e)], m = start_[size_t(e + 1)] - r0;
     if (m == 0) continue;
@@ -121,8 +120,9 @@ const float* MoeFfn::run(int64_t il, const LayerWeights& l, const float* h, int6
     const Linear* gu[] = {&l.exp_gate[size_t(e)], &l.exp_up[size_t(e)]};
     float* ys[] = {gate_.data(), up_.data()};
     backend_.matmul_group(gu, xg_.data(), m, ys);
-    ops::swiglu(gate_.data(), up_.data(), int64_t(m) * F, act_.data());
-    backend_.matmul(l.exp_down[size_t(e)], act_.data(), m, yg_.data());
+    // The activation and down: a quantizing backend fuses the SwiGLU into quantizing down's input.
+    backend_.matmul_glu(l.exp_down[size_t(e)], ops::Glu::kSwiglu, gate_.data(), up_.data(), m, act_.data(),
+                        yg_.data());
     for (int32_t r = 0; r < m; ++r) {
       const int64_t t = rows_[size_t(r0 + r)];
       const float w = wts_[size_t(t * K + slots_[size_t(r0 + r)])];
@@ -133,14 +133,12 @@ const float* MoeFfn::run(int64_t il, const LayerWeights& l, const float* h, int6
   }
 
   if (l.sh_gate.w != nullptr) {  // qwen2moe: + sigmoid(h·g) ⊙ the shared expert
-    const int64_t S = c_.n_ff_shexp;
     stats_.expert_bytes += l.sh_gate.w->n_bytes + l.sh_up.w->n_bytes + l.sh_down.w->n_bytes;
     ops::matmul(pool_, h, n, E, l.sh_router, quant::Type::F32, 1, sh_logit_.data());
     const Linear* gu[] = {&l.sh_gate, &l.sh_up};
     float* ys[] = {gate_.data(), up_.data()};
     backend_.matmul_group(gu, h, n, ys);
-    ops::swiglu(gate_.data(), up_.data(), n * S, act_.data());
-    backend_.matmul(l.sh_down, act_.data(), n, yg_.data());
+    backend_.matmul_glu(l.sh_down, ops::Glu::kSwiglu, gate_.data(), up_.data(), n, act_.data(), yg_.data());
     for (int64_t t = 0; t < n; ++t) {
       const float s = 1.0f / (1.0f + std::exp(-sh_logit_[size_t(t)]));
       float* o = out_.data() + t * E;
