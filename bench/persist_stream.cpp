@@ -5,6 +5,8 @@
 // packed bytes: packing from the GGUF, or serving from the pack — store_prep_ms) and the cache's
 // (the store's plus the copy into device buffers, the DMA part — weight_prep_ms). Prints one JSON
 // object.
+// A fourth run without a pack keeps no packed weight between loads (host budget 0, as before issue
+// 15's HostPacked), for the cost of repacking.
 // Targets (issue 5): warm tokens == reference tokens, warm packed == 0, and warm weight preparation
 // ≥ 10× faster than the converting run's.
 //
@@ -35,7 +37,8 @@ struct RunResult {
   double wall_ms = 0;
 };
 
-RunResult run(const std::string& model, const std::string& persist, uint64_t budget, int64_t n) {
+RunResult run(const std::string& model, const std::string& persist, uint64_t budget, int64_t n,
+              uint64_t host_bytes = ork::runtime::EngineOptions::kAutoHostBudget) {
   using namespace ork;
   Stopwatch sw;
   runtime::EngineOptions eo;
@@ -44,6 +47,7 @@ RunResult run(const std::string& model, const std::string& persist, uint64_t bud
   eo.residency = weights::Residency::kStream;
   eo.wcache_budget_bytes = budget;
   eo.persist_path = persist;
+  eo.wcache_host_bytes = host_bytes;
   eo.threads = 2;
   runtime::Engine engine(eo);
   runtime::Context ctx(engine, 256);
@@ -87,11 +91,12 @@ int main(int argc, char** argv) {
     for (const model::Linear* l : m->weights().linears()) total += weights::packed_bytes(l->n, l->k);
   }
   const uint64_t budget = total * 2 / 5;  // < the model: eviction on every pass
-  RunResult ref, convert, warm;
+  RunResult ref, ref_host0, convert, warm;
   bool ok = true;
   std::string error;
   try {
     ref = run(model_path, "", budget, n_predict);
+    ref_host0 = run(model_path, "", budget, n_predict, 0);
     convert = run(model_path, pack_path, budget, n_predict);
     warm = run(model_path, pack_path, budget, n_predict);
   } catch (const std::exception& e) {
@@ -119,12 +124,15 @@ int main(int argc, char** argv) {
     j.key("evictions").value(r.stats.evictions);
     j.key("loaded").value(r.stats.loaded);
     j.key("packed").value(r.stats.packed);
+    j.key("host_budget_bytes").value(r.stats.host_budget_bytes);
+    j.key("host_hits").value(r.stats.host_hits);
     j.key("tokens").begin_array();
     for (int32_t t : r.tokens) j.value(int64_t(t));
     j.end_array();
     j.end_object();
   };
   put("no_pack", ref);
+  put("no_pack_host_budget_0", ref_host0);  // packed weights not kept between loads (before issue 15)
   put("converting", convert);
   put("warm", warm);
   const double ratio = warm.stats.load_ms > 0 ? convert.stats.load_ms / warm.stats.load_ms : 0;
@@ -132,7 +140,8 @@ int main(int argc, char** argv) {
   const double warm_store = warm.stats.pack_ms + warm.stats.pack_load_ms;
   const double conv_store = convert.stats.pack_ms + convert.stats.pack_load_ms;
   j.key("store_prep_ratio").value(warm_store > 0 ? conv_store / warm_store : 0.0);
-  j.key("tokens_identical").value(ok && ref.tokens == convert.tokens && ref.tokens == warm.tokens);
+  j.key("tokens_identical").value(ok && ref.tokens == convert.tokens && ref.tokens == warm.tokens &&
+                                         ref.tokens == ref_host0.tokens);
   j.key("warm_packed_zero").value(ok && warm.stats.packed == 0);
   j.key("target_ratio").value(10.0);
   j.end_object();

@@ -91,6 +91,18 @@ std::vector<npu::ScratchNeed> scratch_by_domain(const weights::Plan& mine, const
   return needs;
 }
 
+// The host budget of packed weights kept between loads (EngineOptions::wcache_host_bytes): none for
+// a resident plan; auto: every weight's packed bytes, at most half of MemAvailable (the GGUF mapping,
+// the KV cache and the scratch need the rest; unreadable MemAvailable: the packed bytes).
+uint64_t host_packed_budget(const weights::Plan& plan, uint64_t requested) {
+  if (plan.mode != weights::Residency::kStream) return 0;
+  if (requested != EngineOptions::kAutoHostBudget) return requested;
+  uint64_t all = 0;  // what HostPacked holds of each weight: its packed bytes and one scale per row
+  for (const weights::WeightPlan& w : plan.weights) all += w.bytes() + uint64_t(w.linear->n) * sizeof(float);
+  const uint64_t avail = available_memory_bytes();
+  return avail == 0 ? all : std::min(all, avail / 2);
+}
+
 }  // namespace
 
 std::string resolve_device(const EngineOptions& options) {
@@ -156,7 +168,7 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   sopts.persist_path = options.persist_path;
   sopts.evict_src = options.evict_src;
   sopts.wtype = wtype;
-  store_ = std::make_unique<weights::Store>(*model_, sopts);
+  store_ = std::make_unique<weights::Store>(*model_, sopts, pool_.get());
   weights::PlanOptions popts;
   popts.residency = options.residency;
   popts.budget_bytes = options.wcache_budget_bytes;
@@ -185,7 +197,7 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   scratch_needs_ = scratch_by_domain(*plan_, other != nullptr ? other->plan_.get() : nullptr, shared);
   log::debug("weights: ", plan_->reason, ", ", plan_->weight_bytes(), " packed bytes, ", weights_shared_,
              " weights shared");
-  cache_ = std::make_unique<weights::Cache>(*device_, *store_, *plan_);
+  cache_ = std::make_unique<weights::Cache>(*device_, *store_, *plan_, host_packed_budget(*plan_, options.wcache_host_bytes));
   if (plan_->mode == weights::Residency::kStream && !plan_->units.empty()) {
     prefetcher_ = std::make_unique<weights::Prefetcher>(*cache_, plan_->prefetch_slots);
   }
@@ -580,6 +592,11 @@ ResidencyStats Engine::residency_stats() const {
   }
   r.loaded = s.loaded;
   r.packed = s.packed;
+  r.host_budget_bytes = c.host.budget_bytes;
+  r.host_bytes = c.host.bytes;
+  r.host_peak_bytes = c.host.peak_bytes;
+  r.host_hits = c.host.hits;
+  r.host_evictions = c.host.evictions;
   r.pack_ms = s.pack_ms;
   r.pack_load_ms = s.load_ms;
   return r;
@@ -630,6 +647,11 @@ std::string ResidencyStats::to_json() const {
   }
   j.key("loaded").value(loaded);
   j.key("packed").value(packed);
+  j.key("host_budget_bytes").value(host_budget_bytes);
+  j.key("host_bytes").value(host_bytes);
+  j.key("host_peak_bytes").value(host_peak_bytes);
+  j.key("host_hits").value(host_hits);
+  j.key("host_evictions").value(host_evictions);
   j.key("pack_ms").value(pack_ms);
   j.key("pack_load_ms").value(pack_load_ms);
   j.end_object();

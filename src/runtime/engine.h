@@ -88,6 +88,12 @@ struct EngineOptions {
   npu::DeviceOptions npu;      // simulator knobs (kind is set from `device`)
   weights::Residency residency = weights::Residency::kAuto;
   uint64_t wcache_budget_bytes = uint64_t(3072) << 20;  // ORK_WCACHE_BUDGET_MB, --wcache-budget-mb
+  // Streamed plans: host memory for packed weights kept between their loads onto the device, so each
+  // weight is packed once (weights::HostPacked; ORK_WCACHE_HOST_MB, --wcache-host-mb). kAutoHostBudget:
+  // the packed size of all weights, capped at half of MemAvailable at load. Resident plans keep none
+  // (their device buffers already hold every weight).
+  static constexpr uint64_t kAutoHostBudget = ~uint64_t(0);
+  uint64_t wcache_host_bytes = kAutoHostBudget;
   // npu/sim, streamed MoE: whether decode names the predictor's guess of the next layer's experts to
   // the prefetcher (weights/expert_prefetch.h; --expert-prefetch). Never changes the outputs.
   weights::ExpertPrefetch expert_prefetch = weights::ExpertPrefetch::kPredict;
@@ -173,6 +179,9 @@ struct ResidencyStats {
   weights::ModeledRoutedStats modeled_experts;
   uint64_t loaded = 0;          // weights served from the .orkpack
   uint64_t packed = 0;          // weights packed from the GGUF
+  // Streamed plans: packed weights kept in host memory between loads (weights::HostPackedStats).
+  uint64_t host_budget_bytes = 0, host_bytes = 0, host_peak_bytes = 0;
+  uint64_t host_hits = 0, host_evictions = 0;
   double pack_ms = 0;           // time the store spent packing
   double pack_load_ms = 0;      // time the store spent loading from the .orkpack
   std::string to_json() const;

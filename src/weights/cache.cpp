@@ -13,21 +13,15 @@ Cache::Lease::~Lease() {
   if (cache_ != nullptr) cache_->release(unit_);
 }
 
-Cache::Cache(npu::Device& device, Store& store, const Plan& plan)
+Cache::Cache(npu::Device& device, Store& store, const Plan& plan, uint64_t host_budget_bytes)
     : device_(device), store_(store), plan_(plan), slots_(plan.units.size()),
-      scales_(plan.weights.size()), corrections_(plan.weights.size()) {}
+      scales_(plan.weights.size()), corrections_(plan.weights.size()),
+      host_(plan.weights.size(), host_budget_bytes) {}
 
 Cache::~Cache() = default;
 
 Packed Cache::packed_for(int32_t weight) {
-  std::lock_guard<std::mutex> memo(memo_mutex_);
-  if (memo_weight_ != weight) {
-    memo_ = {};
-    memo_weight_ = -1;
-    memo_ = store_.get(*plan_.weights[size_t(weight)].linear);
-    memo_weight_ = weight;
-  }
-  return memo_;
+  return host_.get(weight, [&] { return store_.get(*plan_.weights[size_t(weight)].linear); });
 }
 
 bool Cache::evict_one_locked(const std::vector<int32_t>* keep) {
@@ -271,8 +265,13 @@ void Cache::mark_warm() {
 }
 
 CacheStats Cache::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  CacheStats s;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    s = stats_;
+  }
+  s.host = host_.stats();
+  return s;
 }
 
 }  // namespace ork::weights

@@ -18,6 +18,7 @@
 
 #include "npu/device.h"
 #include "npu/matmul.h"
+#include "weights/host_packed.h"
 #include "weights/plan.h"
 #include "weights/store.h"
 
@@ -39,6 +40,7 @@ struct CacheStats {
   // the acquire loaded it). Prefetched units evicted before any acquire: wasted, with their bytes.
   uint64_t prefetch_hits = 0, prefetch_late = 0, prefetch_misses = 0;
   uint64_t prefetch_wasted = 0, prefetch_wasted_bytes = 0;
+  HostPackedStats host;  // packed weights kept in host memory between loads (HostPacked)
 };
 
 // How one acquire found its unit (Cache::acquire).
@@ -67,7 +69,9 @@ class Cache {
     const npu::PackedWeight* weight_;
   };
 
-  Cache(npu::Device& device, Store& store, const Plan& plan);
+  // Packed weights are kept in host memory under `host_budget_bytes` (HostPacked: the last weight
+  // packed is always kept, so 0 packs each weight once per run of its slices).
+  Cache(npu::Device& device, Store& store, const Plan& plan, uint64_t host_budget_bytes = 0);
   ~Cache();
   Cache(const Cache&) = delete;
   Cache& operator=(const Cache&) = delete;
@@ -120,7 +124,7 @@ class Cache {
   bool load_locked(std::unique_lock<std::mutex>& lock, int32_t unit, const std::vector<int32_t>* keep);
   bool evict_one_locked(const std::vector<int32_t>* keep);
   void release(int32_t unit);
-  Packed packed_for(int32_t weight);  // the weight's packed bytes (memoized for its next slices)
+  Packed packed_for(int32_t weight);  // the weight's packed bytes, from host_ or the store
 
   npu::Device& device_;
   const std::vector<npu::Buffer>* arenas_ = nullptr;  // set once by load_all(arenas)
@@ -136,9 +140,7 @@ class Cache {
   uint64_t tick_ = 0;
   bool warm_ = false;
   CacheStats stats_;
-  std::mutex memo_mutex_;
-  int32_t memo_weight_ = -1;
-  Packed memo_;
+  HostPacked host_;
 };
 
 }  // namespace ork::weights

@@ -34,8 +34,8 @@ StoreOptions StoreOptions::from_env() {
   return o;
 }
 
-Store::Store(const model::Model& model, const StoreOptions& options)
-    : model_(model), options_(options) {
+Store::Store(const model::Model& model, const StoreOptions& options, ThreadPool* pool)
+    : model_(model), options_(options), pool_(pool) {
   const auto& linears = model_.weights().linears();
   seen_.assign(linears.size(), 0);
   ORK_CHECK(options_.wtype == npu::Dtype::kI8 || options_.wtype == npu::Dtype::kI4, "weight store: device type ",
@@ -123,8 +123,8 @@ size_t Store::index_of(const model::Linear& w) const {
 
 Packed Store::pack(const model::Linear& w) {
   Stopwatch sw;
-  auto host = std::make_shared<PackedHost>(options_.wtype == npu::Dtype::kI4 ? pack_linear_i4(w, nullptr)
-                                                                             : pack_linear_grouped(w, npu::Dtype::kI8, nullptr));
+  auto host = std::make_shared<PackedHost>(options_.wtype == npu::Dtype::kI4 ? pack_linear_i4(w, pool_)
+                                                                             : pack_linear_grouped(w, npu::Dtype::kI8, pool_));
   const double ms = sw.elapsed_ms();
   if (options_.evict_src) model_.file().mapping().drop_pages(w.w->offset, w.w->n_bytes);
   {

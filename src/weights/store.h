@@ -59,7 +59,10 @@ struct StoreOptions {
 class Store {
  public:
   // Opens persist_path when set (never throws for a bad or missing file: warns and repacks).
-  Store(const model::Model& model, const StoreOptions& options);
+  // Packing runs its row groups on `pool` when given (the result is byte-identical to packing on one
+  // thread); the pool must outlive the Store, and get() must not be called from inside a loop body
+  // of that pool (ThreadPool's rule).
+  Store(const model::Model& model, const StoreOptions& options, ThreadPool* pool = nullptr);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -90,6 +93,7 @@ class Store {
 
   const model::Model& model_;
   StoreOptions options_;
+  ThreadPool* pool_;  // packs row groups in parallel; null: on the calling thread
   Fingerprint fingerprint_;
 
   mutable std::mutex mutex_;  // guards everything below

@@ -95,6 +95,41 @@ TEST_F(NpuPath, StreamingThroughOneDomainIsBitIdenticalToo) {
   EXPECT_FALSE(cpu.residency_stats().modeled);
 }
 
+// Without an .orkpack, a streamed weight is packed once and kept in host memory (weights::HostPacked)
+// when the host budget holds them all (the default), not again on every load; a smaller host budget
+// keeps what it holds and repacks the rest. The logits are the same bit for bit whatever the budget.
+TEST_F(NpuPath, StreamingThroughOneDomainPacksEachWeightOnce) {
+  Engine cpu(options("cpu", 1));
+  const auto want = run(cpu);
+  EngineOptions o = options("sim", 1);
+  Engine all(o);
+  ASSERT_EQ(all.plan()->mode, weights::Residency::kStream);
+  const uint64_t n_weights = all.plan()->weights.size();
+  const auto a = run(all);
+  const ResidencyStats s = all.residency_stats();
+  EXPECT_GT(s.evictions, 0u);  // the device budget still streams
+  EXPECT_EQ(s.packed, n_weights);
+  EXPECT_EQ(s.host_evictions, 0u);
+  EXPECT_GT(s.host_hits, 0u);
+  EXPECT_GE(s.host_budget_bytes, s.host_bytes);
+  EXPECT_GT(s.host_bytes, all.plan()->weight_bytes());  // every weight (and its scales) held
+  EXPECT_EQ(std::memcmp(a.data(), want.data(), a.size() * sizeof(float)), 0) << "logits differ";
+
+  o.wcache_host_bytes = s.host_bytes / 3;  // a third of the model held, the rest repacked
+  Engine third(o);
+  const auto b = run(third);
+  const ResidencyStats t = third.residency_stats();
+  EXPECT_GT(t.packed, n_weights);
+  EXPECT_GT(t.host_evictions, 0u);
+  EXPECT_EQ(std::memcmp(b.data(), want.data(), b.size() * sizeof(float)), 0) << "logits differ";
+
+  o.wcache_host_bytes = 0;  // only the last weight: its slices pack it once (the behaviour before)
+  Engine none(o);
+  const auto c = run(none);
+  EXPECT_GT(none.residency_stats().packed, t.packed);
+  EXPECT_EQ(std::memcmp(c.data(), want.data(), c.size() * sizeof(float)), 0) << "logits differ";
+}
+
 TEST_F(NpuPath, GeneratedTokensMatchAcrossDevices) {
   std::vector<std::vector<int32_t>> outs;
   for (auto [dev, domains] : {std::pair<const char*, uint32_t>{"cpu", 16}, {"sim", 16}, {"sim", 1}}) {

@@ -88,6 +88,32 @@ TEST_F(CacheTest, StreamingKeepsTheBudgetAndEvictsLeastRecentlyUsed) {
   EXPECT_FALSE(cache.is_loaded(0));
 }
 
+// A streamed unit loaded again comes from the packed bytes kept in host memory, not from a repack:
+// with a host budget that holds every weight, each is packed once however often it streams.
+TEST_F(CacheTest, StreamingWithAHostBudgetPacksEachWeightOnce) {
+  auto dev = device(2u << 20, 1);
+  const Plan plan = make_plan(model_->weights(), dev->caps(), {});
+  ASSERT_EQ(plan.mode, Residency::kStream);
+  Cache cache(*dev, *store_, plan, uint64_t(64) << 20);
+  for (int rep = 0; rep < 3; ++rep) {
+    for (size_t u = 0; u < plan.units.size(); ++u) cache.acquire(int32_t(u));
+  }
+  const CacheStats s = cache.stats();
+  EXPECT_GT(s.evictions, 0u);
+  EXPECT_GT(s.loads, plan.weights.size());
+  EXPECT_EQ(store_->stats().packed, plan.weights.size());
+  EXPECT_EQ(s.host.misses, plan.weights.size());
+  EXPECT_EQ(s.host.evictions, 0u);
+  EXPECT_EQ(s.host.hits, s.loads - plan.weights.size());
+  // Without a host budget, only the last weight is kept (its slices): a weight streamed again is repacked.
+  Store store(*model_, StoreOptions{});
+  Cache none(*dev, store, plan);
+  for (int rep = 0; rep < 3; ++rep) {
+    for (size_t u = 0; u < plan.units.size(); ++u) none.acquire(int32_t(u));
+  }
+  EXPECT_GT(store.stats().packed, 2 * plan.weights.size());
+}
+
 TEST_F(CacheTest, IovaWallHitsEvictMoreAndRetry) {
   auto dev = device(2u << 20, 1);
   Plan plan = make_plan(model_->weights(), dev->caps(), {});

@@ -26,6 +26,9 @@ const std::vector<OptionSpec> kMemOptions = {
     {{"--device"}, true, "cpu | npu | sim | auto (default: npu when present, else cpu)"},
     {{"--residency"}, true, "npu/sim weights: auto | resident | stream (default auto)"},
     {{"--wcache-budget-mb"}, true, "streaming budget of device weights in MiB (ORK_WCACHE_BUDGET_MB, 3072)"},
+    {{"--wcache-host-mb"}, true,
+     "streamed weights: host memory in MiB for packed weights kept between loads (ORK_WCACHE_HOST_MB; "
+     "default: all of them, at most half of MemAvailable)"},
     {{"--plan-only"}, false, "print the plan and load nothing"},
     {{"--json"}, false, "print one JSON object"},
     {{"-v", "--verbose"}, false, "debug messages on stderr (ORK_VERBOSE=1)"},

@@ -50,6 +50,9 @@ const std::vector<OptionSpec> kRunOptions = {
     {{"--exact"}, false, "cpu: decode weights to f32 (the reference path) instead of the 8-bit kernels"},
     {{"--residency"}, true, "npu/sim weights: auto | resident | stream (default auto)"},
     {{"--wcache-budget-mb"}, true, "streaming budget of device weights in MiB (ORK_WCACHE_BUDGET_MB, 3072)"},
+    {{"--wcache-host-mb"}, true,
+     "streamed weights: host memory in MiB for packed weights kept between loads (ORK_WCACHE_HOST_MB; "
+     "default: all of them, at most half of MemAvailable)"},
     {{"--expert-prefetch"}, true, "npu/sim, streamed MoE: predict (decode loads the guessed next-layer experts "
                                   "ahead, default) | none (only after each router)"},
     {{"--persist"}, true, ".orkpack cache of packed weights to load or build (ORK_PERSIST)"},
@@ -258,6 +261,13 @@ int cmd_run(const std::vector<std::string>& argv) {
                    s.load_ms, s.stall_ms, 100.0 * s.prefetch_hidden_fraction,
                    (unsigned long long)s.packed, s.pack_ms, (unsigned long long)s.loaded,
                    s.pack_load_ms);
+      if (s.mode == "stream") {
+        std::fprintf(stderr,
+                     "ork: residency: packed weights in host memory: %.1f MB held (peak %.1f MB) of a "
+                     "%.1f MB budget, %llu hits, %llu evictions\n",
+                     double(s.host_bytes) / 1e6, double(s.host_peak_bytes) / 1e6, double(s.host_budget_bytes) / 1e6,
+                     (unsigned long long)s.host_hits, (unsigned long long)s.host_evictions);
+      }
       if (s.modeled) {
         std::fprintf(stderr,
                      "ork: residency (MODELED board time, host wall clock above): load %.1f ms, stall %.1f ms, "

@@ -68,6 +68,10 @@ runtime::EngineOptions engine_options(const Args& args, const std::string& devic
   eo.wcache_budget_bytes = uint64_t(args.get_int("--wcache-budget-mb",
                                                  env_int("ORK_WCACHE_BUDGET_MB", 3072, 1, 1 << 20),
                                                  1, 1 << 20)) << 20;
+  if (args.has("--wcache-host-mb") || env_string("ORK_WCACHE_HOST_MB")) {
+    eo.wcache_host_bytes = uint64_t(args.get_int("--wcache-host-mb", env_int("ORK_WCACHE_HOST_MB", 0, 0, 1 << 24),
+                                                 0, 1 << 24)) << 20;
+  }
   try {
     eo.expert_prefetch = weights::parse_expert_prefetch(args.get_or("--expert-prefetch", "predict"));
   } catch (const Error& e) {

@@ -22,7 +22,8 @@ npu::DeviceOptions device_options(const Args& args, const std::string& def);
 
 // EngineOptions from whichever of these flags the command declares: -m (default: the default
 // model), --device (default `device_def`) and the simulator knobs, -t, --cpu-int8, --exact,
-// --npu-wtype, --residency, --expert-prefetch, --wcache-budget-mb (ORK_WCACHE_BUDGET_MB), --persist (ORK_PERSIST), --evict-src
+// --npu-wtype, --residency, --expert-prefetch, --wcache-budget-mb (ORK_WCACHE_BUDGET_MB),
+// --wcache-host-mb (ORK_WCACHE_HOST_MB), --persist (ORK_PERSIST), --evict-src
 // (ORK_EVICT_SRC), --tokenizer-pre, --kv-type. Throws UsageError for a bad value.
 runtime::EngineOptions engine_options(const Args& args, const std::string& device_def);
 
