@@ -94,11 +94,13 @@ std::vector<npu::ScratchNeed> scratch_by_domain(const weights::Plan& mine, const
 // The host budget of packed weights kept between loads (EngineOptions::wcache_host_bytes): none for
 // a resident plan; auto: every weight's packed bytes, at most half of MemAvailable (the GGUF mapping,
 // the KV cache and the scratch need the rest; unreadable MemAvailable: the packed bytes).
+// A budget above the packed model is never used, so the result is at most the packed model: what the
+// memory plan counts as RAM (MemoryPlan::host_packed_bytes).
 uint64_t host_packed_budget(const weights::Plan& plan, uint64_t requested) {
   if (plan.mode != weights::Residency::kStream) return 0;
-  if (requested != EngineOptions::kAutoHostBudget) return requested;
   uint64_t all = 0;  // what HostPacked holds of each weight: its packed bytes and one scale per row
   for (const weights::WeightPlan& w : plan.weights) all += w.bytes() + uint64_t(w.linear->n) * sizeof(float);
+  if (requested != EngineOptions::kAutoHostBudget) return std::min(requested, all);
   const uint64_t avail = available_memory_bytes();
   return avail == 0 ? all : std::min(all, avail / 2);
 }
@@ -451,6 +453,7 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
       }
     } else {
       mp.stream_budget_bytes = plan.budget_bytes;
+      mp.host_packed_bytes = host_packed_budget(plan, options.wcache_host_bytes);
       mp.window_bytes[0] += plan.budget_bytes;
     }
     // share_scratch_with: that scratch grows, buffer by buffer, to this model's need
@@ -499,7 +502,8 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
       mp.cpu_copy_all_bytes = copies.all_bytes;
     }
   }
-  mp.ram_bytes = mp.model_file_bytes + mp.dma_bytes + mp.kv_cache_bytes + mp.host_scratch_bytes + mp.cpu_copy_bytes;
+  mp.ram_bytes = mp.model_file_bytes + mp.dma_bytes + mp.kv_cache_bytes + mp.host_scratch_bytes + mp.cpu_copy_bytes +
+                 mp.host_packed_bytes;
   return mp;
 }
 

@@ -231,13 +231,16 @@ struct MemoryPlan {
   uint64_t cpu_copy_bytes = 0;
   uint32_t cpu_copy_weights = 0;
   uint64_t cpu_copy_all_bytes = 0;
+  // stream: the host budget of packed weights kept between loads (weights/host_packed.h;
+  // --wcache-host-mb), at most the packed model. 0 for resident plans and the CPU.
+  uint64_t host_packed_bytes = 0;
   uint64_t model_file_bytes = 0;      // the GGUF tensor bytes (mapped from the file)
   std::string kv_type;                // f32 | f16 | q8_0 (kv_type_of)
   uint64_t kv_cache_bytes = 0;        // one context of n_ctx tokens
   uint64_t host_scratch_bytes = 0;    // its activations for a batch of m_max tokens, + kv_staging_bytes,
                                       // + per thread the prefill attention's scores at n_ctx keys
   uint64_t kv_staging_bytes = 0;      //   of which: one layer's K/V widened to f32 at n_ctx (f16, q8_0)
-  uint64_t ram_bytes = 0;             // model_file + dma + kv + host scratch + cpu_copy: the RAM to plan for
+  uint64_t ram_bytes = 0;             // model_file + dma + kv + host scratch + cpu_copy + host_packed: the RAM to plan for
   int64_t n_ctx = 0;
 };
 // The device `options` run on: a model shared with fixes it (both shared models must be on one

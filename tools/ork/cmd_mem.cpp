@@ -90,6 +90,7 @@ int cmd_mem(const std::vector<std::string>& argv) {
     j.key("cpu_copy_bytes").value(plan.cpu_copy_bytes);
     j.key("cpu_copy_weights").value(uint64_t(plan.cpu_copy_weights));
     j.key("cpu_copy_all_bytes").value(plan.cpu_copy_all_bytes);
+    j.key("host_packed_bytes").value(plan.host_packed_bytes);
     j.key("ram_bytes").value(plan.ram_bytes);
     j.end_object();
   } else {
@@ -114,6 +115,10 @@ int cmd_mem(const std::vector<std::string>& argv) {
     if (plan.cpu_copy_all_bytes != 0) {
       std::printf("  schedule's CPU copies %s (%u weights; other prompt lengths may copy up to %s)\n",
                   mib(plan.cpu_copy_bytes).c_str(), plan.cpu_copy_weights, mib(plan.cpu_copy_all_bytes).c_str());
+    }
+    if (plan.host_packed_bytes != 0) {
+      std::printf("  packed weights (host) %s (streamed weights kept packed between loads)\n",
+                  mib(plan.host_packed_bytes).c_str());
     }
     std::printf("  RAM to plan for       %s\n", mib(plan.ram_bytes).c_str());
   }
