@@ -10,6 +10,10 @@
 #include "ops/softmax.h"
 #include "ops/vec.h"
 
+// V8 values cross only always_inline helpers, never a call: GCC's note that a 32-byte vector argument
+// has no fixed ABI without AVX (-Wpsabi) does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace ork::ops::detail {
 namespace {
 
@@ -41,17 +45,20 @@ static_assert(vec::kLanes == 8, "V8 holds vec.h's lanes");
   __builtin_memcpy(&v, p, sizeof v);
   return v;
 }
-[[gnu::always_inline]] inline void store8(float* p, V8 v) { __builtin_memcpy(p, &v, sizeof v); }
+[[gnu::always_inline]] inline void store8(float* p, const V8& v) { __builtin_memcpy(p, &v, sizeof v); }
 
 // reduce_lanes of eight accumulators a0..a7 at once, the same tree per accumulator ((t0 + t4) +
 // (t2 + t6)) + ((t1 + t5) + (t3 + t7)); the sums come out in the lane order a0, a2, a4, a6, a1, a3,
 // a5, a7.
-[[gnu::always_inline]] inline V8 reduce8(V8 a0, V8 a1, V8 a2, V8 a3, V8 a4, V8 a5, V8 a6, V8 a7) {
-  const auto halves = [](V8 x, V8 y) {  // [x0+x4, x1+x5, x2+x6, x3+x7, y0+y4, ...]
+[[gnu::always_inline]] inline V8 reduce8(const V8& a0, const V8& a1, const V8& a2, const V8& a3, const V8& a4,
+                                          const V8& a5, const V8& a6, const V8& a7) {
+  // [x0+x4, x1+x5, x2+x6, x3+x7, y0+y4, ...]
+  const auto halves = [](const V8& x, const V8& y) __attribute__((always_inline)) {
     return __builtin_shufflevector(x, y, 0, 1, 2, 3, 8, 9, 10, 11) +
            __builtin_shufflevector(x, y, 4, 5, 6, 7, 12, 13, 14, 15);
   };
-  const auto quarters = [](V8 p, V8 q) {  // [p0+p2, p1+p3, q0+q2, q1+q3, p4+p6, p5+p7, q4+q6, q5+q7]
+  // [p0+p2, p1+p3, q0+q2, q1+q3, p4+p6, p5+p7, q4+q6, q5+q7]
+  const auto quarters = [](const V8& p, const V8& q) __attribute__((always_inline)) {
     return __builtin_shufflevector(p, q, 0, 1, 8, 9, 4, 5, 12, 13) +
            __builtin_shufflevector(p, q, 2, 3, 10, 11, 6, 7, 14, 15);
   };
@@ -131,8 +138,8 @@ template <int R>
   }
 }
 
-// The keys of `b` row r sees, split around the group's common keys [c0, c1] (empty when c0 > c1):
-// calls f(lo, hi) for the keys before them, then (after) g(lo, hi) for the keys past them.
+// The keys of `b` a row sees, split around its group's common keys [c0, c1] (none when c0 > c1): those
+// before them, [lead_lo, lead_hi], and those past them, [tail_lo, tail_hi] (lo > hi: none).
 struct Split {
   int64_t lead_lo, lead_hi, tail_lo, tail_hi;
 };
