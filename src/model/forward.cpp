@@ -188,11 +188,8 @@ void Forward::attend(const Sequence& seq, int64_t il, int64_t row0) {
   }
   const float* q = q_.data() + row0 * Q;
   float* out = attn_.data() + row0 * Q;
-  if (n > 1) {  // prefill: each K/V row loaded once per tile of query rows (bit-identical results)
-    ops::attention_blocked(pool_, q, n, pos0, c_.n_head, c_.n_head_kv, D, kc, vc, out, opt);
-  } else {
-    ops::attention(pool_, q, n, pos0, c_.n_head, c_.n_head_kv, D, kc, vc, out, opt);
-  }
+  // Each K/V row loaded once per tile of query rows (results bit-identical to ops::attention).
+  ops::attention_blocked(pool_, q, n, pos0, c_.n_head, c_.n_head_kv, D, kc, vc, out, opt);
 }
 
 void Forward::layer(std::span<const Sequence> seqs, int64_t il, const float* x_in, int64_t n) {

@@ -20,6 +20,7 @@ inline constexpr int64_t kAttentionTileTokens = 4;
 // into each of those rows' outputs (j ascending per output, as attention() does). Every output
 // therefore undergoes the same f32 operations in the same order as in attention(): the results are
 // identical for any thread count. The same layouts, requirements and errors as attention().
+// Keys go in blocks of 64, rows in groups of up to 4 worked on in registers (attention_tiles.h).
 // Parallel over (tile, KV head) pairs on `pool`; per thread a score buffer of tile rows × keys.
 // The per-thread score buffer attention_blocked keeps for queries that see up to n_keys keys, in bytes
 // (tile rows × n_keys floats; thread_local, kept for the thread's life).

@@ -25,6 +25,11 @@ TEST(AttentionBlocked, BitIdenticalToAttentionAcrossShapesAndThreads) {
       {17, 0, 8, 1, 64, 0, 0, 0},   {9, 3, 6, 3, 3, 0, 30, 0},     {21, 11, 4, 2, 16, 5, 0, 0},
       {12, 0, 8, 2, 32, 4, 50, 0.1f}, {33, 40, 2, 2, 24, 0, 0, 0.25f}, {5, 2, 4, 1, 7, 1, 0, 0},
       {64, 0, 4, 2, 64, 16, 0, 0},
+      // past one key block (detail::kAttentionKeyBlock = 64 keys): the grid kernels over blocks,
+      // groups of 4, 2 and 1 rows, head sizes with and without a lane tail and a 16-wide V tail
+      {9, 150, 8, 4, 64, 0, 0, 0},  {6, 200, 6, 2, 24, 0, 0, 0},   {5, 131, 12, 4, 13, 0, 0, 0},
+      {13, 100, 8, 1, 64, 70, 0, 0}, {7, 129, 16, 2, 40, 0, 20, 0}, {1, 300, 8, 2, 64, 0, 0, 0},
+      {2, 257, 3, 1, 8, 100, 0, 0.2f},
   };
   std::mt19937 rng(5);
   std::normal_distribution<float> nd(0.0f, 1.0f);

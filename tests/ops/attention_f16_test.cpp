@@ -24,7 +24,10 @@ TEST(AttentionF16, EqualsAttentionOnTheConvertedRowsBitForBit) {
   std::normal_distribution<float> nd(0.0f, 2.0f);
   for (const Case c : {Case{1, 0, 1, 1, 8, 0, 0, 0}, Case{1, 130, 12, 2, 128, 0, 0, 0}, Case{1, 77, 4, 4, 16, 0, 0, 0},
                        Case{3, 20, 8, 2, 32, 0, 0, 0}, Case{1, 60, 4, 2, 16, 9, 0, 0}, Case{2, 60, 4, 2, 16, 9, 50, 0},
-                       Case{1, 33, 6, 3, 24, 0, 0, 30.0f}}) {
+                       Case{1, 33, 6, 3, 24, 0, 0, 30.0f},
+                       // prefill tiles and several key blocks (64 keys each), with and without a ring's later first row
+                       Case{11, 140, 8, 4, 64, 0, 0, 0}, Case{6, 300, 4, 2, 64, 100, 180, 0},
+                       Case{5, 90, 12, 4, 13, 0, 0, 0}, Case{1, 1000, 8, 4, 64, 0, 0, 0}}) {
     const int64_t kv = c.n_head_kv * c.head_dim, n_rows = c.pos0 + c.n_q - c.kv_pos0;
     std::vector<float> q(size_t(c.n_q * c.n_head * c.head_dim));
     for (float& x : q) x = nd(rng);

@@ -1,0 +1,39 @@
+// The tile kernel behind ops::attention_blocked (f32 KV rows) and ops::attention_f16 (f16 KV rows);
+// internal to src/ops/.
+//
+// Per (tile of kAttentionTileTokens query tokens, KV head) — the tile's rows being its tokens × the
+// query heads of that KV head — keys are taken in blocks of kAttentionKeyBlock positions: an f16
+// block is first converted to f32 (exactly, f16_to_f32_n) into a per-thread buffer, an f32 block is
+// read in place. Within a block, rows are taken in groups of up to 4 whose common keys are worked
+// on as a grid (4 rows × 2 keys of scores, or 4 rows × 16 dimensions of V sums, held in registers),
+// the keys only some rows of the group see one row at a time. Every score is vec::dot(q, k_j) ·
+// scale, and every output element receives s_j · v_j[d] in ascending j, exactly as in
+// ops::attention: the results are bit-identical to it for any tiling and thread count.
+#pragma once
+
+#include <cstdint>
+
+#include "core/thread_pool.h"
+#include "ops/attention.h"
+
+namespace ork::ops::detail {
+
+// Key positions per block (an f16 block of head_dim 128 converts to 32 KiB of f32).
+inline constexpr int64_t kAttentionKeyBlock = 64;
+
+// The KV rows of one layer from position options.kv_pos0, [n_kv][n_head_kv][head_dim]: f32 (k32, v32)
+// or IEEE binary16 bit patterns (k16, v16); exactly one pair is non-null.
+struct KvRows {
+  const float* k32 = nullptr;
+  const float* v32 = nullptr;
+  const uint16_t* k16 = nullptr;
+  const uint16_t* v16 = nullptr;
+};
+
+// attention(pool, q, ..., out, options) over `kv` (checks the arguments as attention() does).
+// Parallel over (tile, KV head) pairs on `pool`, the tiles with the most keys first.
+void attention_tiles(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos0, int64_t n_head,
+                     int64_t n_head_kv, int64_t head_dim, const KvRows& kv, float* out,
+                     const AttentionOptions& options);
+
+}  // namespace ork::ops::detail
