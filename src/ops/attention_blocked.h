@@ -7,6 +7,7 @@
 
 #include "core/thread_pool.h"
 #include "ops/attention.h"
+#include "ops/attention_tiles.h"
 
 namespace ork::ops {
 
@@ -22,10 +23,13 @@ inline constexpr int64_t kAttentionTileTokens = 4;
 // identical for any thread count. The same layouts, requirements and errors as attention().
 // Keys go in blocks of 64, rows in groups of up to 4 worked on in registers (attention_tiles.h).
 // Parallel over (tile, KV head) pairs on `pool`; per thread a score buffer of tile rows × keys.
-// The per-thread score buffer attention_blocked keeps for queries that see up to n_keys keys, in bytes
-// (tile rows × n_keys floats; thread_local, kept for the thread's life).
-inline uint64_t attention_blocked_scratch_bytes(int64_t n_head, int64_t n_head_kv, int64_t n_keys) {
-  return uint64_t(kAttentionTileTokens * (n_head / n_head_kv)) * uint64_t(n_keys) * sizeof(float);
+// The per-thread buffers attention_blocked keeps for queries that see up to n_keys keys, in bytes:
+// scores (tile rows × n_keys floats) and one f16 key block widened to f32 (kAttentionKeyBlock ×
+// head_dim floats); thread_local, kept for the thread's life.
+inline uint64_t attention_blocked_scratch_bytes(int64_t n_head, int64_t n_head_kv, int64_t n_keys, int64_t head_dim) {
+  return (uint64_t(kAttentionTileTokens * (n_head / n_head_kv)) * uint64_t(n_keys) +
+          uint64_t(kAttentionKeyBlock * head_dim)) *
+         sizeof(float);
 }
 
 void attention_blocked(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos0, int64_t n_head,

@@ -380,7 +380,7 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
     // + the prefill attention's score buffers, one per thread, for queries at the end of the context.
     const int threads = options.threads > 0 ? options.threads : std::max(1, int(std::thread::hardware_concurrency()));
     mp.host_scratch_bytes = f.scratch_bytes(options.m_max) + mp.kv_staging_bytes +
-                            uint64_t(threads) * ops::attention_blocked_scratch_bytes(c.n_head, c.n_head_kv, mp.n_ctx);
+                            uint64_t(threads) * ops::attention_blocked_scratch_bytes(c.n_head, c.n_head_kv, mp.n_ctx, c.head_dim);
   }
   if (device == "cpu") {
     mp.mode = "none";
