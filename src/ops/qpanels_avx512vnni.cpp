@@ -1,5 +1,5 @@
 // The Isa::kAvx512Vnni panel kernels of qpanels.h: 512-bit vpdpbusd of 16 panel rows (unsigned:
-// Q8_0 quants + 128, Q4_0 nibbles) against four broadcast activation bytes (signed), a register
+// Q8_0 quants + 128, Q4_0 / Q4_1 nibbles, Q5_0 / Q5_1 5-bit values) against four broadcast activation bytes (signed), a register
 // tile of up to kPanelTileX activation rows × kPanelTileMax panels. Per block and output lane: the
 // exact int32 dot (minus 128·Σx or 8·Σx), one f32 multiply of the scales and one FMA — the
 // reference's operations.
@@ -120,6 +120,68 @@ void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
       for (int c = 0; c < NP; ++c) {
         const __m512 p = _mm512_cvtepi32_ps(_mm512_sub_epi32(s[i][c], corr));
         acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(dw[c], dx), p, acc[i][c]);
+      }
+    }
+  }
+  store_tile<RX, NP>(acc, ncol, y, ys);
+}
+
+// ---- Q4_1, Q5_0, Q5_1: the nibbles (0..15) | the 5th bits (bits g and 4 + g of the 5th group's
+// bytes) at bit 4 — unsigned, as vpdpbusd wants. Q5_0 subtracts 16·Σx; Q4_1 / Q5_1 add the offset
+// term m·d_x·Σx as a second FMA. ----
+enum class Legacy { kQ4_1, kQ5_0, kQ5_1 };
+
+template <Legacy T, int RX, int NP>
+void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
+                 const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+  constexpr bool kQ5 = T != Legacy::kQ4_1, kOffset = T != Legacy::kQ5_0;
+  constexpr int64_t kQuantBytes = (kQ5 ? 5 : 4) * kPanelGroupBytes;
+  constexpr int64_t kScaleBytes = (kOffset ? 4 : 2) * kPanelRows;
+  __m512 acc[RX][NP];
+  zero(acc);
+  const BlockQ8A* xr[RX];
+  row_pointers(x, xs, xr);
+  const __m512i m4 = _mm512_set1_epi8(15), m10 = _mm512_set1_epi8(0x10);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    __m512i s[RX][NP];
+    zero(s);
+    const uint8_t* q = panels + sb + b * kQuantBytes;
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      __m512i lo[NP], hi[NP];
+#pragma GCC unroll 8
+      for (int c = 0; c < NP; ++c) {
+        const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + g * kPanelGroupBytes));
+        lo[c] = _mm512_and_si512(v, m4);
+        hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        if constexpr (kQ5) {
+          const __m512i h = _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + 4 * kPanelGroupBytes));
+          lo[c] = _mm512_or_si512(lo[c], _mm512_and_si512(_mm512_slli_epi16(h, unsigned(4 - g)), m10));
+          hi[c] = _mm512_or_si512(hi[c], _mm512_and_si512(_mm512_srli_epi16(h, unsigned(g)), m10));
+        }
+      }
+      add_group<RX, NP>(s, lo, xr, b, 4 * g);
+      add_group<RX, NP>(s, hi, xr, b, 16 + 4 * g);
+    }
+    __m512 dw[NP], mw[NP];
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) {
+      const uint8_t* sc = panels + c * pb + b * kScaleBytes;
+      dw[c] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc)));
+      if constexpr (kOffset)
+        mw[c] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + 2 * kPanelRows)));
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < RX; ++i) {
+      const __m512 dx = _mm512_set1_ps(xr[i][b].d);
+      const __m512i corr = _mm512_set1_epi32(kOffset ? 0 : 16 * xr[i][b].sum);
+#pragma GCC unroll 8
+      for (int c = 0; c < NP; ++c) {
+        const __m512 p = _mm512_cvtepi32_ps(_mm512_sub_epi32(s[i][c], corr));
+        acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(dw[c], dx), p, acc[i][c]);
+        if constexpr (kOffset)
+          acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(mw[c], dx), _mm512_set1_ps(float(xr[i][b].sum)), acc[i][c]);
       }
     }
   }
@@ -300,6 +362,17 @@ struct Q6_KTile {
   }
 };
 
+template <Legacy T>
+struct LegacyTile {
+  template <int RX, int NP>
+  struct Tile {
+    static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+                    float* y, int64_t ys) {
+      tile_legacy<T, RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
+    }
+  };
+};
+
 // A PanelTileFn: the fixed-size kernel for nx activation rows (1..4) and np panels (1..2).
 template <template <int, int> class Tile>
 void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
@@ -319,7 +392,17 @@ void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np,
   }
 }
 
-const PanelKernels kTable = {dispatch<Q8_0Tile>, dispatch<Q4_0Tile>, dispatch<Q4_KTile>, dispatch<Q6_KTile>};
+// Q5_K, IQ4_NL, IQ4_XS: none yet (AVX-512 VNNI CPUs run their AVX2 kernels: best_panel_isa).
+const PanelKernels kTable = {dispatch<Q8_0Tile>,
+                             dispatch<Q4_0Tile>,
+                             dispatch<Q4_KTile>,
+                             dispatch<Q6_KTile>,
+                             nullptr,
+                             nullptr,
+                             nullptr,
+                             dispatch<LegacyTile<Legacy::kQ4_1>::Tile>,
+                             dispatch<LegacyTile<Legacy::kQ5_0>::Tile>,
+                             dispatch<LegacyTile<Legacy::kQ5_1>::Tile>};
 
 }  // namespace
 
