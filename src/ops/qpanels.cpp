@@ -127,6 +127,33 @@ float output_q5_k(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, 
   return acc;
 }
 
+// Q2_K: per super-block, as Q4_K over 16 sub-blocks of 16: q of element 128h + 32g + l is bits
+// 2g, 2g+1 of quant group 8h + l / 4 (byte l % 4); m_s multiplies the 16-value sum bsums[s].
+float output_q2_k(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* s = panel + b * kPanelQ2KScaleBytes;
+    const uint8_t* q = panel + scale_bytes + b * kPanelQ2KQuantBytes;
+    uint16_t dh, mh;
+    std::memcpy(&dh, s + 2 * r, 2);
+    std::memcpy(&mh, s + 32 + 2 * r, 2);
+    int32_t isum = 0, msum = 0;
+    for (int sb = 0; sb < 16; ++sb) {
+      int32_t p = 0;
+      for (int e = 16 * sb; e < 16 * sb + 16; ++e) {
+        const int h = e / 128, g = (e % 128) / 32, l = e % 32;
+        const uint8_t byte = q[(8 * h + l / 4) * kPanelGroupBytes + r * 4 + l % 4];
+        p += int32_t((byte >> (2 * g)) & 3) * x[b].qs[e];
+      }
+      isum += int32_t(s[64 + 16 * sb + r]) * p;
+      msum += int32_t(s[320 + 16 * sb + r]) * x[b].bsums[sb];
+    }
+    acc = std::fma(f16_to_f32(dh) * x[b].d, float(isum), acc);
+    acc = std::fma(-(f16_to_f32(mh) * x[b].d), float(msum), acc);
+  }
+  return acc;
+}
+
 // IQ4_XS: per super-block t = Σ_s l_s·Σ_{e∈s} grid(q)·x, acc = fma(d·d_x, f32(t), acc).
 float output_iq4_xs(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
   float acc = 0.0f;
@@ -193,7 +220,8 @@ const PanelKernels kScalar = {
     tile_scalar<quant::BlockQ8_K, output_iq4_xs>,
     tile_scalar<BlockQ8A, output_offset_32<quant_q4_1, 4 * kPanelGroupBytes>>,
     tile_scalar<BlockQ8A, output_32<weight_q5_0, 5 * kPanelGroupBytes>>,
-    tile_scalar<BlockQ8A, output_offset_32<quant_q5, 5 * kPanelGroupBytes>>};
+    tile_scalar<BlockQ8A, output_offset_32<quant_q5, 5 * kPanelGroupBytes>>,
+    tile_scalar<quant::BlockQ8_K, output_q2_k>};
 
 // ---- Layout geometry per type. ----
 
@@ -211,6 +239,7 @@ Geometry geometry(quant::Type t) {
     case quant::Type::Q6_K: return {256, int64_t(sizeof(quant::BlockQ6_K)), kPanelQ6KScaleBytes, kPanelQ6KQuantBytes};
     case quant::Type::Q5_K: return {256, int64_t(sizeof(quant::BlockQ5_K)), kPanelQ4KScaleBytes, kPanelQ5KQuantBytes};
     case quant::Type::IQ4_NL: return {32, int64_t(sizeof(quant::BlockIQ4_NL)), 32, 4 * kPanelGroupBytes};
+    case quant::Type::Q2_K: return {256, int64_t(sizeof(quant::BlockQ2_K)), kPanelQ2KScaleBytes, kPanelQ2KQuantBytes};
     case quant::Type::Q4_1: return {32, int64_t(sizeof(quant::BlockQ4_1)), 64, 4 * kPanelGroupBytes};
     case quant::Type::Q5_0: return {32, int64_t(sizeof(quant::BlockQ5_0)), 32, 5 * kPanelGroupBytes};
     case quant::Type::Q5_1: return {32, int64_t(sizeof(quant::BlockQ5_1)), 64, 5 * kPanelGroupBytes};
@@ -269,6 +298,16 @@ inline void gather_qh(const uint8_t* in, uint8_t* qh) {
 }
 
 void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q) {
+  if (t == quant::Type::Q2_K) {  // BlockQ2_K: scales[16], qs[64], d, dmin
+    std::memcpy(s + 2 * r, blk + 80, 2);
+    std::memcpy(s + 32 + 2 * r, blk + 82, 2);
+    for (int j = 0; j < 16; ++j) {
+      s[64 + 16 * j + r] = blk[j] & 15;
+      s[320 + 16 * j + r] = blk[j] >> 4;
+    }
+    scatter_groups(blk + 16, 16, r, 0, q);
+    return;
+  }
   if (t == quant::Type::Q4_1 || t == quant::Type::Q5_0 || t == quant::Type::Q5_1) {
     const bool offset = t != quant::Type::Q5_0;  // d, m (Q4_1, Q5_1) or d (Q5_0) first
     std::memcpy(s + 2 * r, blk, 2);
@@ -323,6 +362,13 @@ void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q)
 }
 
 void get_block(quant::Type t, const uint8_t* s, const uint8_t* q, int r, uint8_t* blk) {
+  if (t == quant::Type::Q2_K) {
+    std::memcpy(blk + 80, s + 2 * r, 2);
+    std::memcpy(blk + 82, s + 32 + 2 * r, 2);
+    for (int j = 0; j < 16; ++j) blk[j] = uint8_t(s[64 + 16 * j + r] | s[320 + 16 * j + r] << 4);
+    for (int j = 0; j < 64; ++j) blk[16 + j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4];
+    return;
+  }
   if (t == quant::Type::Q4_1 || t == quant::Type::Q5_0 || t == quant::Type::Q5_1) {
     const bool offset = t != quant::Type::Q5_0;
     std::memcpy(blk, s + 2 * r, 2);
@@ -380,7 +426,7 @@ bool QPanels::supports(quant::Type type) {
   return type == quant::Type::Q8_0 || type == quant::Type::Q4_0 || type == quant::Type::Q4_K ||
          type == quant::Type::Q5_K || type == quant::Type::Q6_K || type == quant::Type::IQ4_NL ||
          type == quant::Type::IQ4_XS || type == quant::Type::Q4_1 || type == quant::Type::Q5_0 ||
-         type == quant::Type::Q5_1;
+         type == quant::Type::Q5_1 || type == quant::Type::Q2_K;
 }
 
 QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, ThreadPool* pool) {
@@ -406,7 +452,7 @@ QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, 
   const int64_t row_bytes = nb * g.gguf_bytes;
   // Padding rows: scales 0, weights 0 (0x80 for Q8_0, nibbles 8 for Q4_0; the K types: scales 0).
   const uint8_t zero_weight = type == quant::Type::Q8_0 ? 0x80 : (type == quant::Type::Q4_0 ? 0x88 : 0);
-  // (IQ4, Q4_1, Q5_0, Q5_1 padding rows: scales 0, so the output is 0 whatever their quants.)
+  // (IQ4, Q4_1, Q5_0, Q5_1, Q2_K padding rows: scales 0, so the output is 0 whatever their quants.)
   const auto pack_panels = [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       uint8_t* panel = mem + p * out.panel_bytes_;
@@ -465,6 +511,7 @@ PanelTileFn panel_kernel(quant::Type type, Isa isa) {
     case quant::Type::Q4_1: return k->q4_1;
     case quant::Type::Q5_0: return k->q5_0;
     case quant::Type::Q5_1: return k->q5_1;
+    case quant::Type::Q2_K: return k->q2_k;
     default: return nullptr;
   }
 }

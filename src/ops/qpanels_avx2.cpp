@@ -1,4 +1,4 @@
-// The Isa::kAvx2 panel kernels of qpanels.h for Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, Q4_1, Q5_0 and Q5_1: the panel's 64-byte group vectors
+// The Isa::kAvx2 panel kernels of qpanels.h for Q2_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, Q4_1, Q5_0 and Q5_1: the panel's 64-byte group vectors
 // read as two 256-bit halves (rows 0..7 and 8..15), vpmaddubsw of the unsigned quants (Q4_K nibbles
 // 0..15, Q5_K values 0..31, Q6_K values 0..63) against four broadcast activation bytes (|x| <= 127), vpmaddwd of the
 // int16 pair sums with the sub-block scales. Every intermediate is exact:
@@ -443,6 +443,76 @@ void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
   store_tile<RX, H>(acc, ncol, y, ys);
 }
 
+// ---- Q2_K: q = 2 bits (0..3) of the panel byte; per sub-block of 16 (4 groups) the vpmaddubsw
+// pair sums stay at most 4·2·3·127 = 3048 in int16, then vpmaddwd by the 4-bit scale; the mins as
+// Q4_K's, over the 16 sub-blocks' bsums. ----
+template <int RX, int NP>
+void tile_q2_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
+               int64_t xs, float* y, int64_t ys) {
+  constexpr int H = 2 * NP;
+  __m256 acc[RX][H];
+  for (auto& a : acc)
+    for (auto& v : a) v = _mm256_setzero_ps();
+  const quant::BlockQ8_K* xr[RX];
+  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
+  const __m256i m3 = _mm256_set1_epi8(3);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * kPanelQ2KQuantBytes;
+    const uint8_t* s = panels + b * kPanelQ2KScaleBytes;
+    __m256i isum[RX][H];
+    for (auto& a : isum)
+      for (auto& v : a) v = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int sub = 0; sub < 16; ++sub) {
+      // Sub-block 8h + 2g + u: groups 8h + 4u + k, bits 2g, 2g+1.
+      const uint8_t* qg = q + (8 * (sub / 8) + 4 * (sub % 2)) * kPanelGroupBytes;
+      const __m128i count = _mm_cvtsi32_si128(2 * ((sub % 8) / 2));
+      __m256i scv[H], p[RX][H];
+#pragma GCC unroll 4
+      for (int h = 0; h < H; ++h) scv[h] = dup_u8(s + half_rows(h, pb) + 64 + 16 * sub);
+      for (auto& a : p)
+        for (auto& v : a) v = _mm256_setzero_si256();
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        __m256i xv[RX];
+#pragma GCC unroll 4
+        for (int i = 0; i < RX; ++i) xv[i] = bcast4(xr[i][b].qs + 16 * sub + 4 * k);
+#pragma GCC unroll 4
+        for (int h = 0; h < H; ++h) {
+          const __m256i w =
+              _mm256_and_si256(_mm256_srl_epi16(load_half(qg + half_offset(h, pb) + k * kPanelGroupBytes), count), m3);
+#pragma GCC unroll 4
+          for (int i = 0; i < RX; ++i) p[i][h] = _mm256_add_epi16(p[i][h], _mm256_maddubs_epi16(w, xv[i]));
+        }
+      }
+#pragma GCC unroll 4
+      for (int h = 0; h < H; ++h)
+#pragma GCC unroll 4
+        for (int i = 0; i < RX; ++i) isum[i][h] = _mm256_add_epi32(isum[i][h], _mm256_madd_epi16(p[i][h], scv[h]));
+    }
+#pragma GCC unroll 4
+    for (int h = 0; h < H; ++h) {
+      const uint8_t* sh = s + half_rows(h, pb);
+      const __m256 d = half_scale(s + (h / 2) * pb + 2 * 8 * (h % 2));
+      const __m256 dmin = half_scale(s + (h / 2) * pb + 32 + 2 * 8 * (h % 2));
+#pragma GCC unroll 4
+      for (int i = 0; i < RX; ++i) {
+        const int16_t* bs = xr[i][b].bsums;
+        __m256i msum = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j)
+          msum = _mm256_add_epi32(msum, _mm256_madd_epi16(pair_u8(sh + 320 + 16 * (2 * j), sh + 320 + 16 * (2 * j + 1)),
+                                                          set_pair(bs[2 * j], bs[2 * j + 1])));
+        const __m256 dx = _mm256_set1_ps(xr[i][b].d);
+        acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(isum[i][h]), acc[i][h]);
+        acc[i][h] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, dx), _mm256_cvtepi32_ps(msum), acc[i][h]);
+      }
+    }
+  }
+  store_tile<RX, H>(acc, ncol, y, ys);
+}
+
 using TileFn = void (*)(int64_t, const uint8_t*, int64_t, int64_t, int, const uint8_t*, int64_t, float*,
                         int64_t);
 
@@ -473,7 +543,8 @@ const PanelKernels kTable = {
     dispatch<tile_iq4_xs<1, 1>, tile_iq4_xs<1, 2>, tile_iq4_xs<2, 1>>,
     dispatch<tile_legacy<Legacy::kQ4_1, 1, 1>, tile_legacy<Legacy::kQ4_1, 1, 2>, tile_legacy<Legacy::kQ4_1, 2, 1>>,
     dispatch<tile_legacy<Legacy::kQ5_0, 1, 1>, tile_legacy<Legacy::kQ5_0, 1, 2>, tile_legacy<Legacy::kQ5_0, 2, 1>>,
-    dispatch<tile_legacy<Legacy::kQ5_1, 1, 1>, tile_legacy<Legacy::kQ5_1, 1, 2>, tile_legacy<Legacy::kQ5_1, 2, 1>>};
+    dispatch<tile_legacy<Legacy::kQ5_1, 1, 1>, tile_legacy<Legacy::kQ5_1, 1, 2>, tile_legacy<Legacy::kQ5_1, 2, 1>>,
+    dispatch<tile_q2_k<1, 1>, tile_q2_k<1, 2>, tile_q2_k<2, 1>>};
 
 }  // namespace
 

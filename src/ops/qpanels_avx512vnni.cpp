@@ -261,6 +261,75 @@ void tile_q4_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
   store_tile<RX, NP>(acc, ncol, y, ys);
 }
 
+// ---- Q2_K: q = 2 bits of the panel byte (unsigned 0..3); per sub-block of 16 (4 groups) the exact
+// dot times the row's 4-bit scale (vpmulld), summed in int32; the mins over the 16 bsums. ----
+template <int RX, int NP>
+void tile_q2_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
+                     const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+  __m512 acc[RX][NP];
+  zero(acc);
+  const quant::BlockQ8_K* xr[RX];
+  row_pointers(x, xs, xr);
+  const __m512i m3 = _mm512_set1_epi8(3);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * kPanelQ2KQuantBytes;
+    const uint8_t* sc = panels + b * kPanelQ2KScaleBytes;
+    __m512i isum[RX][NP];
+    zero(isum);
+#pragma GCC unroll 1
+    for (int sub = 0; sub < 16; ++sub) {
+      const uint8_t* qg = q + (8 * (sub / 8) + 4 * (sub % 2)) * kPanelGroupBytes;
+      const __m128i count = _mm_cvtsi32_si128(2 * ((sub % 8) / 2));
+      __m512i p[RX][NP];
+      zero(p);
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        __m512i w[NP];
+#pragma GCC unroll 8
+        for (int c = 0; c < NP; ++c) {
+          const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(qg + c * pb + k * kPanelGroupBytes));
+          w[c] = _mm512_and_si512(_mm512_srl_epi16(v, count), m3);
+        }
+#pragma GCC unroll 8
+        for (int i = 0; i < RX; ++i) {
+          int32_t xq;
+          std::memcpy(&xq, xr[i][b].qs + 16 * sub + 4 * k, 4);
+          const __m512i xv = _mm512_set1_epi32(xq);
+#pragma GCC unroll 8
+          for (int c = 0; c < NP; ++c) p[i][c] = _mm512_dpbusd_epi32(p[i][c], w[c], xv);
+        }
+      }
+#pragma GCC unroll 8
+      for (int c = 0; c < NP; ++c) {
+        const __m512i scv = _mm512_cvtepu8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 64 + 16 * sub)));
+#pragma GCC unroll 8
+        for (int i = 0; i < RX; ++i) isum[i][c] = _mm512_add_epi32(isum[i][c], _mm512_mullo_epi32(p[i][c], scv));
+      }
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) {
+      const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb)));
+      const __m512 dmin = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb + 32)));
+#pragma GCC unroll 8
+      for (int i = 0; i < RX; ++i) {
+        __m512i msum = _mm512_setzero_si512();
+#pragma GCC unroll 16
+        for (int sub = 0; sub < 16; ++sub) {
+          const __m512i mv = _mm512_cvtepu8_epi32(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 320 + 16 * sub)));
+          msum = _mm512_add_epi32(msum, _mm512_mullo_epi32(mv, _mm512_set1_epi32(xr[i][b].bsums[sub])));
+        }
+        const __m512 dx = _mm512_set1_ps(xr[i][b].d);
+        acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, dx), _mm512_cvtepi32_ps(isum[i][c]), acc[i][c]);
+        acc[i][c] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, dx), _mm512_cvtepi32_ps(msum), acc[i][c]);
+      }
+    }
+  }
+  store_tile<RX, NP>(acc, ncol, y, ys);
+}
+
 // ---- Q6_K: q = ql nibble | qh 2 bits << 4 (unsigned 0..63); per sub-block of 16 (4 groups) the
 // exact dot minus 32·Σx, times the row's int8 scale, summed in int32 over the super-block. ----
 template <int RX, int NP>
@@ -362,6 +431,13 @@ struct Q6_KTile {
   }
 };
 
+template <int RX, int NP>
+struct Q2_KTile {
+  static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+                  float* y, int64_t ys) {
+    tile_q2_k_fixed<RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
+  }
+};
 template <Legacy T>
 struct LegacyTile {
   template <int RX, int NP>
@@ -402,7 +478,8 @@ const PanelKernels kTable = {dispatch<Q8_0Tile>,
                              nullptr,
                              dispatch<LegacyTile<Legacy::kQ4_1>::Tile>,
                              dispatch<LegacyTile<Legacy::kQ5_0>::Tile>,
-                             dispatch<LegacyTile<Legacy::kQ5_1>::Tile>};
+                             dispatch<LegacyTile<Legacy::kQ5_1>::Tile>,
+                             dispatch<Q2_KTile>};
 
 }  // namespace
 

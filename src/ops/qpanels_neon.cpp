@@ -251,6 +251,75 @@ inline void q5_k_sub(const uint8_t* qb, const uint8_t* sc, const quant::BlockQ8_
     for (int q = 0; q < 4; ++q) isum[i][q] = vmlaq_s32(isum[i][q], p[i][q], scv[q]);
 }
 
+// ---- Q2_K: sub-block SUB = 8h + 2g + u: groups 8h + 4u + k (k < 4), bits 2g, 2g+1 (0..3, valid as
+// signed), against activation bytes 16·SUB + 4k .. (lane k); isum += sc·p, msum += m·bsums[SUB]. ----
+template <int SUB, int RX>
+inline void q2_k_sub(const uint8_t* qb, const uint8_t* sc, const quant::BlockQ8_K* const (&xr)[RX], int64_t b,
+                     int32x4_t (&isum)[RX][4], int32x4_t (&msum)[RX][4]) {
+  constexpr int kShift = 2 * ((SUB % 8) / 2);
+  const uint8_t* qg = qb + (8 * (SUB / 8) + 4 * (SUB % 2)) * kPanelGroupBytes;
+  const uint8x16_t m3 = vdupq_n_u8(3);
+  int8x16_t xv[RX][2];
+  int32x4_t p[RX][4];
+  for (int i = 0; i < RX; ++i) {
+    xv[i][0] = xv[i][1] = vld1q_s8(xr[i][b].qs + 16 * SUB);
+    for (int q = 0; q < 4; ++q) p[i][q] = vdupq_n_s32(0);
+  }
+  [&]<int... K>(std::integer_sequence<int, K...>) {
+    (([&] {
+       int8x16_t w[4];
+       for (int q = 0; q < 4; ++q) {
+         const uint8x16_t v = vld1q_u8(qg + K * kPanelGroupBytes + 16 * q);
+         uint8x16_t t = v;
+         if constexpr (kShift > 0) t = vshrq_n_u8(v, kShift > 0 ? kShift : 1);
+         w[q] = vreinterpretq_s8_u8(vandq_u8(t, m3));
+       }
+       dot_group<K, RX>(w, xv, p);
+     }()),
+     ...);
+  }(std::make_integer_sequence<int, 4>());
+  int32x4_t scv[4], mv[4];
+  widen16(sc + 64 + 16 * SUB, scv);
+  widen16(sc + 320 + 16 * SUB, mv);
+  for (int i = 0; i < RX; ++i)
+    for (int q = 0; q < 4; ++q) {
+      isum[i][q] = vmlaq_s32(isum[i][q], p[i][q], scv[q]);
+      msum[i][q] = vmlaq_n_s32(msum[i][q], mv[q], int32_t(xr[i][b].bsums[SUB]));
+    }
+}
+
+template <int RX>
+void q2_k_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+               float* y, int64_t ys) {
+  float32x4_t acc[RX][4];
+  const quant::BlockQ8_K* xr[RX];
+  for (int i = 0; i < RX; ++i) {
+    xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
+    for (int q = 0; q < 4; ++q) acc[i][q] = vdupq_n_f32(0.0f);
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* qb = panel + sb + b * kPanelQ2KQuantBytes;
+    const uint8_t* sc = panel + b * kPanelQ2KScaleBytes;
+    int32x4_t isum[RX][4], msum[RX][4];
+    for (int i = 0; i < RX; ++i)
+      for (int q = 0; q < 4; ++q) isum[i][q] = msum[i][q] = vdupq_n_s32(0);
+    [&]<int... S>(std::integer_sequence<int, S...>) {
+      (q2_k_sub<S, RX>(qb, sc, xr, b, isum, msum), ...);
+    }(std::make_integer_sequence<int, 16>());
+    const auto* dh = reinterpret_cast<const float16_t*>(sc);
+    for (int q = 0; q < 4; ++q) {
+      const float32x4_t d = vcvt_f32_f16(vld1_f16(dh + 4 * q));
+      const float32x4_t dmin = vcvt_f32_f16(vld1_f16(dh + 16 + 4 * q));
+      for (int i = 0; i < RX; ++i) {
+        const float32x4_t dx = vdupq_n_f32(xr[i][b].d);
+        acc[i][q] = vfmaq_f32(acc[i][q], vmulq_f32(d, dx), vcvtq_f32_s32(isum[i][q]));
+        acc[i][q] = vfmsq_f32(acc[i][q], vmulq_f32(dmin, dx), vcvtq_f32_s32(msum[i][q]));
+      }
+    }
+  }
+  store_rows<RX>(acc, ncol, y, ys);
+}
+
 // ---- IQ4_XS: sub-block J's 4 byte groups (4J .. 4J+3) give its elements 4g.. (low nibbles) and
 // 16+4g.. (high nibbles) as grid values; t += l_J · Σ grid·x. ----
 template <int J, int RX>
@@ -492,6 +561,13 @@ struct IQ4_XSRows {
   }
 };
 
+template <int RX>
+struct Q2_KRows {
+  static void run(int64_t nb, const uint8_t* p, int64_t sb, int ncol, const uint8_t* x, int64_t xs, float* y,
+                  int64_t ys) {
+    q2_k_rows<RX>(nb, p, sb, ncol, x, xs, y, ys);
+  }
+};
 template <Kind32 Kind>
 struct Legacy {
   template <int RX>
@@ -521,7 +597,7 @@ void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np,
 const PanelKernels kTable = {dispatch<Q8_0Rows>,   dispatch<Q4_0Rows>,   dispatch<Q4_KRows>,  dispatch<Q6_KRows>,
                              dispatch<Q5_KRows>,   dispatch<IQ4_NLRows>, dispatch<IQ4_XSRows>,
                              dispatch<Legacy<Kind32::kQ4_1>::Rows>, dispatch<Legacy<Kind32::kQ5_0>::Rows>,
-                             dispatch<Legacy<Kind32::kQ5_1>::Rows>};
+                             dispatch<Legacy<Kind32::kQ5_1>::Rows>, dispatch<Q2_KRows>};
 
 }  // namespace
 
