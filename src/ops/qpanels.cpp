@@ -29,6 +29,18 @@ inline int32_t weight_iq4_nl(const uint8_t* q, int r, int e) {
   return quant::kIQ4NLValues[e < 16 ? byte & 15 : byte >> 4];
 }
 
+// Q4_1 / Q5_0 / Q5_1: the unsigned value q (0..15 or 0..31) of element e. The Q5 types' 5th bits
+// are in the group after the 4 nibble groups, byte e % 4 of the row, bit (e % 16) / 4 + 4·(e / 16).
+inline int32_t quant_q4_1(const uint8_t* q, int r, int e) {
+  const uint8_t byte = q[((e % 16) / 4) * kPanelGroupBytes + r * 4 + e % 4];
+  return e < 16 ? byte & 15 : byte >> 4;
+}
+inline int32_t quant_q5(const uint8_t* q, int r, int e) {
+  const uint8_t h = q[4 * kPanelGroupBytes + r * 4 + e % 4];
+  return quant_q4_1(q, r, e) | (((h >> ((e % 16) / 4 + 4 * (e / 16))) & 1) << 4);
+}
+inline int32_t weight_q5_0(const uint8_t* q, int r, int e) { return quant_q5(q, r, e) - 16; }
+
 // One output of a Q8_0 / Q4_0 panel: row r of `panel` against activation row x (nb blocks).
 template <int32_t (*Weight)(const uint8_t*, int, int), int64_t QuantBytes>
 float output_32(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const BlockQ8A* x) {
@@ -40,6 +52,24 @@ float output_32(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, co
     int32_t p = 0;
     for (int e = 0; e < quant::kQK; ++e) p += Weight(q, r, e) * x[b].qs[e];
     acc = std::fma(f16_to_f32(dh) * x[b].d, float(p), acc);
+  }
+  return acc;
+}
+
+// Q4_1 / Q5_1: per block p = Σ q·x (exact), acc = fma(d·d_x, f32(p), acc), then
+// acc = fma(m·d_x, f32(Σx), acc). The scale region holds d[16] then m[16] per block.
+template <int32_t (*Quant)(const uint8_t*, int, int), int64_t QuantBytes>
+float output_offset_32(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const BlockQ8A* x) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    uint16_t dh, mh;
+    std::memcpy(&dh, panel + b * 4 * kPanelRows + 2 * r, 2);
+    std::memcpy(&mh, panel + b * 4 * kPanelRows + 2 * kPanelRows + 2 * r, 2);
+    const uint8_t* q = panel + scale_bytes + b * QuantBytes;
+    int32_t p = 0;
+    for (int e = 0; e < quant::kQK; ++e) p += Quant(q, r, e) * x[b].qs[e];
+    acc = std::fma(f16_to_f32(dh) * x[b].d, float(p), acc);
+    acc = std::fma(f16_to_f32(mh) * x[b].d, float(x[b].sum), acc);
   }
   return acc;
 }
@@ -90,6 +120,33 @@ float output_q5_k(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, 
       }
       isum += int32_t(s[64 + 16 * sb + r]) * p;
       msum += int32_t(s[192 + 16 * sb + r]) * (x[b].bsums[2 * sb] + x[b].bsums[2 * sb + 1]);
+    }
+    acc = std::fma(f16_to_f32(dh) * x[b].d, float(isum), acc);
+    acc = std::fma(-(f16_to_f32(mh) * x[b].d), float(msum), acc);
+  }
+  return acc;
+}
+
+// Q2_K: per super-block, as Q4_K over 16 sub-blocks of 16: q of element 128h + 32g + l is bits
+// 2g, 2g+1 of quant group 8h + l / 4 (byte l % 4); m_s multiplies the 16-value sum bsums[s].
+float output_q2_k(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* s = panel + b * kPanelQ2KScaleBytes;
+    const uint8_t* q = panel + scale_bytes + b * kPanelQ2KQuantBytes;
+    uint16_t dh, mh;
+    std::memcpy(&dh, s + 2 * r, 2);
+    std::memcpy(&mh, s + 32 + 2 * r, 2);
+    int32_t isum = 0, msum = 0;
+    for (int sb = 0; sb < 16; ++sb) {
+      int32_t p = 0;
+      for (int e = 16 * sb; e < 16 * sb + 16; ++e) {
+        const int h = e / 128, g = (e % 128) / 32, l = e % 32;
+        const uint8_t byte = q[(8 * h + l / 4) * kPanelGroupBytes + r * 4 + l % 4];
+        p += int32_t((byte >> (2 * g)) & 3) * x[b].qs[e];
+      }
+      isum += int32_t(s[64 + 16 * sb + r]) * p;
+      msum += int32_t(s[320 + 16 * sb + r]) * x[b].bsums[sb];
     }
     acc = std::fma(f16_to_f32(dh) * x[b].d, float(isum), acc);
     acc = std::fma(-(f16_to_f32(mh) * x[b].d), float(msum), acc);
@@ -160,7 +217,11 @@ const PanelKernels kScalar = {
     tile_scalar<quant::BlockQ8_K, output_q4_k>, tile_scalar<quant::BlockQ8_K, output_q6_k>,
     tile_scalar<quant::BlockQ8_K, output_q5_k>,
     tile_scalar<BlockQ8A, output_32<weight_iq4_nl, 4 * kPanelGroupBytes>>,
-    tile_scalar<quant::BlockQ8_K, output_iq4_xs>};
+    tile_scalar<quant::BlockQ8_K, output_iq4_xs>,
+    tile_scalar<BlockQ8A, output_offset_32<quant_q4_1, 4 * kPanelGroupBytes>>,
+    tile_scalar<BlockQ8A, output_32<weight_q5_0, 5 * kPanelGroupBytes>>,
+    tile_scalar<BlockQ8A, output_offset_32<quant_q5, 5 * kPanelGroupBytes>>,
+    tile_scalar<quant::BlockQ8_K, output_q2_k>};
 
 // ---- Layout geometry per type. ----
 
@@ -178,6 +239,10 @@ Geometry geometry(quant::Type t) {
     case quant::Type::Q6_K: return {256, int64_t(sizeof(quant::BlockQ6_K)), kPanelQ6KScaleBytes, kPanelQ6KQuantBytes};
     case quant::Type::Q5_K: return {256, int64_t(sizeof(quant::BlockQ5_K)), kPanelQ4KScaleBytes, kPanelQ5KQuantBytes};
     case quant::Type::IQ4_NL: return {32, int64_t(sizeof(quant::BlockIQ4_NL)), 32, 4 * kPanelGroupBytes};
+    case quant::Type::Q2_K: return {256, int64_t(sizeof(quant::BlockQ2_K)), kPanelQ2KScaleBytes, kPanelQ2KQuantBytes};
+    case quant::Type::Q4_1: return {32, int64_t(sizeof(quant::BlockQ4_1)), 64, 4 * kPanelGroupBytes};
+    case quant::Type::Q5_0: return {32, int64_t(sizeof(quant::BlockQ5_0)), 32, 5 * kPanelGroupBytes};
+    case quant::Type::Q5_1: return {32, int64_t(sizeof(quant::BlockQ5_1)), 64, 5 * kPanelGroupBytes};
     case quant::Type::IQ4_XS: return {256, int64_t(sizeof(quant::BlockIQ4_XS)), kPanelIQ4XSScaleBytes, kPanelQ4KQuantBytes};
     default: return {256, int64_t(sizeof(quant::BlockQ4_K)), kPanelQ4KScaleBytes, kPanelQ4KQuantBytes};
   }
@@ -216,7 +281,46 @@ inline void scatter_groups(const uint8_t* src, int groups, int r, uint32_t flip,
   }
 }
 
+// The Q5_0 / Q5_1 5th bits: bit j of the GGUF little-endian uint32 qh is element j; the panel keeps
+// them as 4 bytes per row, byte j % 4 bit (j % 16) / 4 + 4·(j / 16), so that the nibble group g
+// (elements 4g+e and 16+4g+e, e < 4) finds its bits at positions g and 4 + g of byte e.
+inline void spread_qh(const uint8_t* qh, uint8_t* out) {
+  uint32_t v;
+  std::memcpy(&v, qh, 4);
+  std::memset(out, 0, 4);
+  for (int j = 0; j < 32; ++j)
+    out[j % 4] = uint8_t(out[j % 4] | ((v >> j) & 1) << ((j % 16) / 4 + 4 * (j / 16)));
+}
+inline void gather_qh(const uint8_t* in, uint8_t* qh) {
+  uint32_t v = 0;
+  for (int j = 0; j < 32; ++j) v |= uint32_t((in[j % 4] >> ((j % 16) / 4 + 4 * (j / 16))) & 1) << j;
+  std::memcpy(qh, &v, 4);
+}
+
 void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q) {
+  if (t == quant::Type::Q2_K) {  // BlockQ2_K: scales[16], qs[64], d, dmin
+    std::memcpy(s + 2 * r, blk + 80, 2);
+    std::memcpy(s + 32 + 2 * r, blk + 82, 2);
+    for (int j = 0; j < 16; ++j) {
+      s[64 + 16 * j + r] = blk[j] & 15;
+      s[320 + 16 * j + r] = blk[j] >> 4;
+    }
+    scatter_groups(blk + 16, 16, r, 0, q);
+    return;
+  }
+  if (t == quant::Type::Q4_1 || t == quant::Type::Q5_0 || t == quant::Type::Q5_1) {
+    const bool offset = t != quant::Type::Q5_0;  // d, m (Q4_1, Q5_1) or d (Q5_0) first
+    std::memcpy(s + 2 * r, blk, 2);
+    if (offset) std::memcpy(s + 2 * kPanelRows + 2 * r, blk + 2, 2);
+    const uint8_t* qh = blk + (offset ? 4 : 2);
+    if (t == quant::Type::Q4_1) {
+      scatter_groups(blk + 4, 4, r, 0, q);
+    } else {
+      scatter_groups(qh + 4, 4, r, 0, q);
+      spread_qh(qh, q + 4 * kPanelGroupBytes + r * 4);
+    }
+    return;
+  }
   if (t == quant::Type::IQ4_XS) {  // BlockIQ4_XS: d, scales_h, scales_l[4], qs[128]
     std::memcpy(s + 2 * r, blk, 2);
     const int scales_h = blk[2] | blk[3] << 8;
@@ -258,6 +362,22 @@ void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q)
 }
 
 void get_block(quant::Type t, const uint8_t* s, const uint8_t* q, int r, uint8_t* blk) {
+  if (t == quant::Type::Q2_K) {
+    std::memcpy(blk + 80, s + 2 * r, 2);
+    std::memcpy(blk + 82, s + 32 + 2 * r, 2);
+    for (int j = 0; j < 16; ++j) blk[j] = uint8_t(s[64 + 16 * j + r] | s[320 + 16 * j + r] << 4);
+    for (int j = 0; j < 64; ++j) blk[16 + j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4];
+    return;
+  }
+  if (t == quant::Type::Q4_1 || t == quant::Type::Q5_0 || t == quant::Type::Q5_1) {
+    const bool offset = t != quant::Type::Q5_0;
+    std::memcpy(blk, s + 2 * r, 2);
+    if (offset) std::memcpy(blk + 2, s + 2 * kPanelRows + 2 * r, 2);
+    uint8_t* qs = blk + (t == quant::Type::Q4_1 ? 4 : offset ? 8 : 6);
+    for (int j = 0; j < 16; ++j) qs[j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4];
+    if (t != quant::Type::Q4_1) gather_qh(q + 4 * kPanelGroupBytes + r * 4, blk + (offset ? 4 : 2));
+    return;
+  }
   if (t == quant::Type::IQ4_XS) {
     std::memcpy(blk, s + 2 * r, 2);
     int scales_h = 0;
@@ -305,7 +425,8 @@ void QPanels::Free::operator()(uint8_t* p) const { std::free(p); }
 bool QPanels::supports(quant::Type type) {
   return type == quant::Type::Q8_0 || type == quant::Type::Q4_0 || type == quant::Type::Q4_K ||
          type == quant::Type::Q5_K || type == quant::Type::Q6_K || type == quant::Type::IQ4_NL ||
-         type == quant::Type::IQ4_XS;
+         type == quant::Type::IQ4_XS || type == quant::Type::Q4_1 || type == quant::Type::Q5_0 ||
+         type == quant::Type::Q5_1 || type == quant::Type::Q2_K;
 }
 
 QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, ThreadPool* pool) {
@@ -331,7 +452,7 @@ QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, 
   const int64_t row_bytes = nb * g.gguf_bytes;
   // Padding rows: scales 0, weights 0 (0x80 for Q8_0, nibbles 8 for Q4_0; the K types: scales 0).
   const uint8_t zero_weight = type == quant::Type::Q8_0 ? 0x80 : (type == quant::Type::Q4_0 ? 0x88 : 0);
-  // (IQ4 padding rows: scale 0, so the output is 0 whatever their indices.)
+  // (IQ4, Q4_1, Q5_0, Q5_1, Q2_K padding rows: scales 0, so the output is 0 whatever their quants.)
   const auto pack_panels = [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       uint8_t* panel = mem + p * out.panel_bytes_;
@@ -374,7 +495,7 @@ PanelTileFn panel_kernel(quant::Type type, Isa isa) {
     case Isa::kScalar: k = panel_kernels_scalar(); break;
     case Isa::kAvx512Vnni: k = panel_kernels_avx512vnni(); break;
     case Isa::kNeonDot: k = panel_kernels_neon(); break;
-    // Q4_K and Q6_K only (vpmaddubsw is exact for their quants, not for Q8_0's quants + 128);
+    // Every type but Q8_0 and Q4_0 (vpmaddubsw is exact for their quants, not for Q8_0's quants + 128);
     // Q8_0 and Q4_0 run on their GGUF-layout AVX2 kernels.
     case Isa::kAvx2: k = panel_kernels_avx2(); break;
   }
@@ -387,6 +508,10 @@ PanelTileFn panel_kernel(quant::Type type, Isa isa) {
     case quant::Type::Q5_K: return k->q5_k;
     case quant::Type::IQ4_NL: return k->iq4_nl;
     case quant::Type::IQ4_XS: return k->iq4_xs;
+    case quant::Type::Q4_1: return k->q4_1;
+    case quant::Type::Q5_0: return k->q5_0;
+    case quant::Type::Q5_1: return k->q5_1;
+    case quant::Type::Q2_K: return k->q2_k;
     default: return nullptr;
   }
 }

@@ -1,4 +1,4 @@
-// QPanels — Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, IQ4_NL or IQ4_XS weights re-laid out in panels of 16 rows for a register-tiled int8 GEMM.
+// QPanels — Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q4_K, Q5_K, Q6_K, IQ4_NL or IQ4_XS weights re-laid out in panels of 16 rows for a register-tiled int8 GEMM.
 //
 // The GGUF layout puts each weight row's 32-element blocks one after another, so a dot product
 // ends with a horizontal sum per output and every (row, column) pair of a tile repeats the same
@@ -9,11 +9,13 @@
 //
 //   panel p = weight rows 16p .. 16p+15 (rows past N are zero: scales 0, weights 0)
 //   per panel:  the scale region, one entry per block (nb blocks), padded to a multiple of 64 bytes:
-//     Q8_0, Q4_0, IQ4_NL:  uint16 d[16]     the rows' block scales, fp16 bits as in the GGUF block
+//     Q8_0, Q4_0, Q5_0, IQ4_NL:  uint16 d[16]     the rows' block scales, fp16 bits as in the GGUF block
+//     Q4_1, Q5_1:  uint16 d[16], m[16]      scales and offsets, fp16 bits as in the GGUF block
 //     IQ4_XS:      uint16 d[16]; int8 l[8][16]  the sub-block scales ls − 32 (in [−32, 31])
 //     Q4_K, Q5_K:  uint16 d[16], dmin[16]   fp16 bits as in the GGUF block
 //                  uint8 sc[8][16], m[8][16]  the 6-bit sub-block scales and mins, unpacked
 //     Q6_K:        uint16 d[16]; int8 sc[16][16]  the 16 sub-block scales of each row
+//     Q2_K:        uint16 d[16], dmin[16]; uint8 sc[16][16], m[16][16]  the 4-bit scales and mins
 //   then the quant region, per block:
 //   Q8_0:  uint8 u[nb][8][16][4]   u[b][g][r][e] = (quant 4g+e of block b of row r) XOR 0x80,
 //          i.e. the quant + 128 as an unsigned byte (vpdpbusd multiplies unsigned by signed bytes);
@@ -24,23 +26,34 @@
 //   Q4_K:  uint8 q[nb][32][16][4]  q[b][G][r][e] = byte 4G+e of row r's 128 GGUF quant bytes: group
 //          G = 8j + g holds sub-block 2j (low nibbles) and 2j+1 (high nibbles), elements 4g .. 4g+3.
 //   IQ4_NL: as Q4_0 (the nibbles are indices into quant::kIQ4NLValues).
+//   Q4_1:  as Q4_0 (q = nibble in [0, 15], the weight d·q + m).
+//   Q5_0, Q5_1: the Q4_0 groups, then one group h[16][4] of the 5th bits: bit j of the GGUF uint32
+//          qh (element j) is bit (j % 16) / 4 + 4·(j / 16) of byte j % 4, so nibble group g finds
+//          its low elements' bits at bit g and its high elements' at bit 4 + g of every byte
+//          (q = nibble | bit << 4 in [0, 31]; the weight is Q5_0: d·(q − 16), Q5_1: d·q + m).
 //   IQ4_XS: uint8 q[nb][32][16][4]  group G = 4j + g: GGUF qs bytes 16j + 4g .. +3 of the 16 rows, i.e.
 //          sub-block j's elements 4g .. 4g+3 (low nibbles) and 16+4g .. 16+4g+3 (high nibbles).
 //   Q5_K:  the Q4_K groups, then uint8 qh[nb][8][16][4]: qh group g = GGUF qh bytes 4g .. 4g+3 of
 //          the 16 rows; bit j of qh byte l is the 5th bit of element 32j + l (q = nibble | bit << 4,
 //          in [0, 31]).
+//   Q2_K:  uint8 q[nb][16][16][4]  group G = GGUF qs bytes 4G .. 4G+3 of the 16 rows: bits 2g, 2g+1
+//          of byte 4G+e hold element 128·(G / 8) + 32g + 4·(G % 8) + e (q in [0, 3]), sub-block
+//          8·(G / 8) + 2g + (G % 8) / 4.
 //   Q6_K:  uint8 ql[nb][32][16][4], qh[nb][16][16][4]: groups of 4 GGUF ql / qh bytes of the 16
 //          rows. Elements 128h + 32k + 4l' .. +3 (half h, quarter k, l' < 8) have their low 4 bits in
 //          ql group 16h + 8(k % 2) + l' (nibble k / 2) and their high 2 bits in qh group 8h + l'
 //          (bits 2k, 2k+1); q = low | high << 4 in [0, 63], the weight is q − 32.
-// Activations: Q8_0, Q4_0 and IQ4_NL take BlockQ8A rows (32 values, Σx stored, so the integer dot is
-// recovered exactly); Q4_K, Q5_K, Q6_K and IQ4_XS take quant::BlockQ8_K rows (256 values, 16-value sums).
+// Activations: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL take BlockQ8A rows (32 values, Σx stored, so the integer dot is
+// recovered exactly); Q2_K, Q4_K, Q5_K, Q6_K and IQ4_XS take quant::BlockQ8_K rows (256 values, 16-value sums).
 //
 // Numerics per output (identical on every ISA and independent of tiling, threads and M):
 //   Q8_0, Q4_0, IQ4_NL:  acc = 0;  per block:  p = Σ_e w·x (exact int32; IQ4_NL: w = the grid value);
 //                acc = fma(f32(d_w)·d_x, f32(p), acc)
+//   Q5_0:        as Q4_0 with w = q − 16
+//   Q4_1, Q5_1:  per block:  p = Σ_e q·x (exact int32);  acc = fma(f32(d_w)·d_x, f32(p), acc);
+//                acc = fma(f32(m)·d_x, f32(Σx), acc)      (Σx = BlockQ8A::sum, exact)
 //   IQ4_XS:      per super-block:  t = Σ_s l_s·Σ_{e∈s} grid(q)·x (exact int32);  acc = fma(f32(d)·d_x, f32(t), acc)
-//   Q4_K, Q5_K:  per super-block:  isum = Σ_s sc_s·Σ_{e∈s} q·x,  msum = Σ_s m_s·Σ_{e∈s} x (exact int32);
+//   Q4_K, Q5_K, Q2_K:  per super-block (Q2_K: 16 sub-blocks of 16, msum over bsums[s]):  isum = Σ_s sc_s·Σ_{e∈s} q·x,  msum = Σ_s m_s·Σ_{e∈s} x (exact int32);
 //                acc = fma(f32(d)·d_x, f32(isum), acc);  acc = fma(−(f32(dmin)·d_x), f32(msum), acc)
 //   Q6_K:        per super-block:  t = Σ_s sc_s·(Σ_{e∈s} q·x − 32·Σ_{e∈s} x) (exact int32);
 //                acc = fma(f32(d)·d_x, f32(t), acc)
@@ -67,13 +80,15 @@ inline constexpr int kPanelQ4KScaleBytes = 64 + 2 * 8 * kPanelRows;  // 320: d, 
 inline constexpr int kPanelQ4KQuantBytes = 32 * kPanelGroupBytes;    // 2048: 128 bytes × 16 rows
 inline constexpr int kPanelQ5KQuantBytes = 40 * kPanelGroupBytes;    // 2560: + 32 qh bytes × 16 rows
 inline constexpr int kPanelIQ4XSScaleBytes = 32 + 8 * kPanelRows;    // 160: d, l
+inline constexpr int kPanelQ2KScaleBytes = 64 + 2 * 16 * kPanelRows;  // 576: d, dmin, sc, m
+inline constexpr int kPanelQ2KQuantBytes = 16 * kPanelGroupBytes;      // 1024: 64 bytes × 16 rows
 inline constexpr int kPanelQ6KScaleBytes = 32 + 16 * kPanelRows;      // 288: d, sc
 inline constexpr int kPanelQ6KQuantBytes = 48 * kPanelGroupBytes;    // 3072: ql 2048, qh 1024
 
 class QPanels {
  public:
   QPanels() = default;
-  // Whether `type` has a panel layout (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS).
+  // Whether `type` has a panel layout (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS).
   static bool supports(quant::Type type);
   // Packs N rows of K elements of `type` (GGUF bytes, row stride quant::row_bytes(type, K), no
   // alignment needed). K must be a positive multiple of the block size, N positive, and supports(type)
@@ -121,16 +136,20 @@ struct PanelKernels {
   PanelTileFn q4_0 = nullptr;
   PanelTileFn q4_k = nullptr;
   PanelTileFn q6_k = nullptr;
-  PanelTileFn q5_k = nullptr;    // scalar and AVX2 only so far
-  PanelTileFn iq4_nl = nullptr;  // scalar and AVX2 only so far
-  PanelTileFn iq4_xs = nullptr;  // scalar and AVX2 only so far
+  PanelTileFn q5_k = nullptr;    // not on AVX-512 VNNI yet
+  PanelTileFn iq4_nl = nullptr;  // not on AVX-512 VNNI yet
+  PanelTileFn iq4_xs = nullptr;  // not on AVX-512 VNNI yet
+  PanelTileFn q4_1 = nullptr;
+  PanelTileFn q5_0 = nullptr;
+  PanelTileFn q5_1 = nullptr;
+  PanelTileFn q2_k = nullptr;
 };
 
 // The panel kernel of `isa` for `type`, or null when there is none (then the type runs on the GGUF
 // layout). The scalar kernels are the reference every vector kernel must equal bit for bit.
 PanelTileFn panel_kernel(quant::Type type, Isa isa);
 const PanelKernels* panel_kernels_scalar();
-const PanelKernels* panel_kernels_avx2();        // Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS only; null when not built for x86-64
+const PanelKernels* panel_kernels_avx2();        // every type but Q8_0 and Q4_0; null when not built for x86-64
 const PanelKernels* panel_kernels_avx512vnni();  // null when not built for x86-64
 const PanelKernels* panel_kernels_neon();        // null when not built for aarch64
 

@@ -1,4 +1,4 @@
-// The Isa::kAvx2 panel kernels of qpanels.h for Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS: the panel's 64-byte group vectors
+// The Isa::kAvx2 panel kernels of qpanels.h for Q2_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, Q4_1, Q5_0 and Q5_1: the panel's 64-byte group vectors
 // read as two 256-bit halves (rows 0..7 and 8..15), vpmaddubsw of the unsigned quants (Q4_K nibbles
 // 0..15, Q5_K values 0..31, Q6_K values 0..63) against four broadcast activation bytes (|x| <= 127), vpmaddwd of the
 // int16 pair sums with the sub-block scales. Every intermediate is exact:
@@ -373,6 +373,146 @@ void tile_iq4_xs(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
   store_tile<RX, H>(acc, ncol, y, ys);
 }
 
+// ---- Q4_1, Q5_0, Q5_1: unsigned q (nibble, | the 5th bit at bit 4) by vpmaddubsw against the
+// broadcast activation bytes; a lane is at most 2·31·127 = 7874, the low and high nibble groups
+// summed in int16 15748, then vpmaddwd by 1. Q5_0 subtracts 16·Σx (exact); Q4_1 / Q5_1 add the
+// offset term m·d_x·Σx as a second FMA. ----
+enum class Legacy { kQ4_1, kQ5_0, kQ5_1 };
+
+template <Legacy T, int RX, int NP>
+void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
+                 int64_t xs, float* y, int64_t ys) {
+  constexpr int H = 2 * NP;
+  constexpr bool kQ5 = T != Legacy::kQ4_1, kOffset = T != Legacy::kQ5_0;
+  constexpr int64_t kQuantBytes = (kQ5 ? 5 : 4) * kPanelGroupBytes;
+  constexpr int64_t kScaleBytes = (kOffset ? 4 : 2) * kPanelRows;
+  __m256 acc[RX][H];
+  for (auto& a : acc)
+    for (auto& v : a) v = _mm256_setzero_ps();
+  const BlockQ8A* xr[RX];
+  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const BlockQ8A*>(x + i * xs);
+  const __m256i m4 = _mm256_set1_epi8(15), m10 = _mm256_set1_epi8(0x10), ones = _mm256_set1_epi16(1);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * kQuantBytes;
+    __m256i p[RX][H];
+    for (auto& a : p)
+      for (auto& v : a) v = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      __m256i xl[RX], xh[RX];
+#pragma GCC unroll 4
+      for (int i = 0; i < RX; ++i) {
+        xl[i] = bcast4(xr[i][b].qs + 4 * g);
+        xh[i] = bcast4(xr[i][b].qs + 16 + 4 * g);
+      }
+#pragma GCC unroll 4
+      for (int h = 0; h < H; ++h) {
+        const __m256i v = load_half(q + half_offset(h, pb) + g * kPanelGroupBytes);
+        __m256i lo = _mm256_and_si256(v, m4);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        if constexpr (kQ5) {  // bits g (low elements) and 4 + g (high elements) moved to bit 4
+          const __m256i hv = load_half(q + half_offset(h, pb) + 4 * kPanelGroupBytes);
+          lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(hv, 4 - g), m10));
+          hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_srli_epi16(hv, g), m10));
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < RX; ++i)
+          p[i][h] = _mm256_add_epi32(
+              p[i][h], _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo, xl[i]),
+                                                          _mm256_maddubs_epi16(hi, xh[i])),
+                                         ones));
+      }
+    }
+#pragma GCC unroll 4
+    for (int h = 0; h < H; ++h) {
+      const uint8_t* sc = panels + (h / 2) * pb + b * kScaleBytes + 2 * 8 * (h % 2);
+      const __m256 d = half_scale(sc);
+#pragma GCC unroll 4
+      for (int i = 0; i < RX; ++i) {
+        const __m256 dx = _mm256_set1_ps(xr[i][b].d);
+        __m256i pi = p[i][h];
+        if constexpr (!kOffset) pi = _mm256_sub_epi32(pi, _mm256_set1_epi32(16 * xr[i][b].sum));
+        acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(pi), acc[i][h]);
+        if constexpr (kOffset)
+          acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(half_scale(sc + 2 * kPanelRows), dx),
+                                      _mm256_set1_ps(float(xr[i][b].sum)), acc[i][h]);
+      }
+    }
+  }
+  store_tile<RX, H>(acc, ncol, y, ys);
+}
+
+// ---- Q2_K: q = 2 bits (0..3) of the panel byte; per sub-block of 16 (4 groups) the vpmaddubsw
+// pair sums stay at most 4·2·3·127 = 3048 in int16, then vpmaddwd by the 4-bit scale; the mins as
+// Q4_K's, over the 16 sub-blocks' bsums. ----
+template <int RX, int NP>
+void tile_q2_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
+               int64_t xs, float* y, int64_t ys) {
+  constexpr int H = 2 * NP;
+  __m256 acc[RX][H];
+  for (auto& a : acc)
+    for (auto& v : a) v = _mm256_setzero_ps();
+  const quant::BlockQ8_K* xr[RX];
+  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
+  const __m256i m3 = _mm256_set1_epi8(3);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * kPanelQ2KQuantBytes;
+    const uint8_t* s = panels + b * kPanelQ2KScaleBytes;
+    __m256i isum[RX][H];
+    for (auto& a : isum)
+      for (auto& v : a) v = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int sub = 0; sub < 16; ++sub) {
+      // Sub-block 8h + 2g + u: groups 8h + 4u + k, bits 2g, 2g+1.
+      const uint8_t* qg = q + (8 * (sub / 8) + 4 * (sub % 2)) * kPanelGroupBytes;
+      const __m128i count = _mm_cvtsi32_si128(2 * ((sub % 8) / 2));
+      __m256i scv[H], p[RX][H];
+#pragma GCC unroll 4
+      for (int h = 0; h < H; ++h) scv[h] = dup_u8(s + half_rows(h, pb) + 64 + 16 * sub);
+      for (auto& a : p)
+        for (auto& v : a) v = _mm256_setzero_si256();
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        __m256i xv[RX];
+#pragma GCC unroll 4
+        for (int i = 0; i < RX; ++i) xv[i] = bcast4(xr[i][b].qs + 16 * sub + 4 * k);
+#pragma GCC unroll 4
+        for (int h = 0; h < H; ++h) {
+          const __m256i w =
+              _mm256_and_si256(_mm256_srl_epi16(load_half(qg + half_offset(h, pb) + k * kPanelGroupBytes), count), m3);
+#pragma GCC unroll 4
+          for (int i = 0; i < RX; ++i) p[i][h] = _mm256_add_epi16(p[i][h], _mm256_maddubs_epi16(w, xv[i]));
+        }
+      }
+#pragma GCC unroll 4
+      for (int h = 0; h < H; ++h)
+#pragma GCC unroll 4
+        for (int i = 0; i < RX; ++i) isum[i][h] = _mm256_add_epi32(isum[i][h], _mm256_madd_epi16(p[i][h], scv[h]));
+    }
+#pragma GCC unroll 4
+    for (int h = 0; h < H; ++h) {
+      const uint8_t* sh = s + half_rows(h, pb);
+      const __m256 d = half_scale(s + (h / 2) * pb + 2 * 8 * (h % 2));
+      const __m256 dmin = half_scale(s + (h / 2) * pb + 32 + 2 * 8 * (h % 2));
+#pragma GCC unroll 4
+      for (int i = 0; i < RX; ++i) {
+        const int16_t* bs = xr[i][b].bsums;
+        __m256i msum = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j)
+          msum = _mm256_add_epi32(msum, _mm256_madd_epi16(pair_u8(sh + 320 + 16 * (2 * j), sh + 320 + 16 * (2 * j + 1)),
+                                                          set_pair(bs[2 * j], bs[2 * j + 1])));
+        const __m256 dx = _mm256_set1_ps(xr[i][b].d);
+        acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(isum[i][h]), acc[i][h]);
+        acc[i][h] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, dx), _mm256_cvtepi32_ps(msum), acc[i][h]);
+      }
+    }
+  }
+  store_tile<RX, H>(acc, ncol, y, ys);
+}
+
 using TileFn = void (*)(int64_t, const uint8_t*, int64_t, int64_t, int, const uint8_t*, int64_t, float*,
                         int64_t);
 
@@ -400,7 +540,11 @@ const PanelKernels kTable = {
     dispatch<tile_q6_k<1, 1>, tile_q6_k<1, 2>, tile_q6_k<2, 1>>,
     dispatch<tile_q45_k<true, 1, 1>, tile_q45_k<true, 1, 2>, tile_q45_k<true, 2, 1>>,
     dispatch<tile_iq4_nl<1, 1>, tile_iq4_nl<1, 2>, tile_iq4_nl<2, 1>>,
-    dispatch<tile_iq4_xs<1, 1>, tile_iq4_xs<1, 2>, tile_iq4_xs<2, 1>>};
+    dispatch<tile_iq4_xs<1, 1>, tile_iq4_xs<1, 2>, tile_iq4_xs<2, 1>>,
+    dispatch<tile_legacy<Legacy::kQ4_1, 1, 1>, tile_legacy<Legacy::kQ4_1, 1, 2>, tile_legacy<Legacy::kQ4_1, 2, 1>>,
+    dispatch<tile_legacy<Legacy::kQ5_0, 1, 1>, tile_legacy<Legacy::kQ5_0, 1, 2>, tile_legacy<Legacy::kQ5_0, 2, 1>>,
+    dispatch<tile_legacy<Legacy::kQ5_1, 1, 1>, tile_legacy<Legacy::kQ5_1, 1, 2>, tile_legacy<Legacy::kQ5_1, 2, 1>>,
+    dispatch<tile_q2_k<1, 1>, tile_q2_k<1, 2>, tile_q2_k<2, 1>>};
 
 }  // namespace
 

@@ -1,5 +1,5 @@
 // The Isa::kAvx512Vnni panel kernels of qpanels.h: 512-bit vpdpbusd of 16 panel rows (unsigned:
-// Q8_0 quants + 128, Q4_0 nibbles) against four broadcast activation bytes (signed), a register
+// Q8_0 quants + 128, Q4_0 / Q4_1 nibbles, Q5_0 / Q5_1 5-bit values) against four broadcast activation bytes (signed), a register
 // tile of up to kPanelTileX activation rows × kPanelTileMax panels. Per block and output lane: the
 // exact int32 dot (minus 128·Σx or 8·Σx), one f32 multiply of the scales and one FMA — the
 // reference's operations.
@@ -126,6 +126,68 @@ void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
   store_tile<RX, NP>(acc, ncol, y, ys);
 }
 
+// ---- Q4_1, Q5_0, Q5_1: the nibbles (0..15) | the 5th bits (bits g and 4 + g of the 5th group's
+// bytes) at bit 4 — unsigned, as vpdpbusd wants. Q5_0 subtracts 16·Σx; Q4_1 / Q5_1 add the offset
+// term m·d_x·Σx as a second FMA. ----
+enum class Legacy { kQ4_1, kQ5_0, kQ5_1 };
+
+template <Legacy T, int RX, int NP>
+void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
+                 const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+  constexpr bool kQ5 = T != Legacy::kQ4_1, kOffset = T != Legacy::kQ5_0;
+  constexpr int64_t kQuantBytes = (kQ5 ? 5 : 4) * kPanelGroupBytes;
+  constexpr int64_t kScaleBytes = (kOffset ? 4 : 2) * kPanelRows;
+  __m512 acc[RX][NP];
+  zero(acc);
+  const BlockQ8A* xr[RX];
+  row_pointers(x, xs, xr);
+  const __m512i m4 = _mm512_set1_epi8(15), m10 = _mm512_set1_epi8(0x10);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    __m512i s[RX][NP];
+    zero(s);
+    const uint8_t* q = panels + sb + b * kQuantBytes;
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      __m512i lo[NP], hi[NP];
+#pragma GCC unroll 8
+      for (int c = 0; c < NP; ++c) {
+        const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + g * kPanelGroupBytes));
+        lo[c] = _mm512_and_si512(v, m4);
+        hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        if constexpr (kQ5) {
+          const __m512i h = _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + 4 * kPanelGroupBytes));
+          lo[c] = _mm512_or_si512(lo[c], _mm512_and_si512(_mm512_slli_epi16(h, unsigned(4 - g)), m10));
+          hi[c] = _mm512_or_si512(hi[c], _mm512_and_si512(_mm512_srli_epi16(h, unsigned(g)), m10));
+        }
+      }
+      add_group<RX, NP>(s, lo, xr, b, 4 * g);
+      add_group<RX, NP>(s, hi, xr, b, 16 + 4 * g);
+    }
+    __m512 dw[NP], mw[NP];
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) {
+      const uint8_t* sc = panels + c * pb + b * kScaleBytes;
+      dw[c] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc)));
+      if constexpr (kOffset)
+        mw[c] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + 2 * kPanelRows)));
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < RX; ++i) {
+      const __m512 dx = _mm512_set1_ps(xr[i][b].d);
+      const __m512i corr = _mm512_set1_epi32(kOffset ? 0 : 16 * xr[i][b].sum);
+#pragma GCC unroll 8
+      for (int c = 0; c < NP; ++c) {
+        const __m512 p = _mm512_cvtepi32_ps(_mm512_sub_epi32(s[i][c], corr));
+        acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(dw[c], dx), p, acc[i][c]);
+        if constexpr (kOffset)
+          acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(mw[c], dx), _mm512_set1_ps(float(xr[i][b].sum)), acc[i][c]);
+      }
+    }
+  }
+  store_tile<RX, NP>(acc, ncol, y, ys);
+}
+
 // ---- Q4_K: per super-block, 8 sub-blocks of 32; each 64-byte group vector holds 4 quants of 16
 // rows for sub-block 2j (low nibbles) and 2j+1 (high nibbles). ----
 template <int RX, int NP>
@@ -189,6 +251,75 @@ void tile_q4_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
               _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 192 + 16 * sub)));
           const int32_t bs = int32_t(xr[i][b].bsums[2 * sub]) + xr[i][b].bsums[2 * sub + 1];
           msum = _mm512_add_epi32(msum, _mm512_mullo_epi32(mv, _mm512_set1_epi32(bs)));
+        }
+        const __m512 dx = _mm512_set1_ps(xr[i][b].d);
+        acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, dx), _mm512_cvtepi32_ps(isum[i][c]), acc[i][c]);
+        acc[i][c] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, dx), _mm512_cvtepi32_ps(msum), acc[i][c]);
+      }
+    }
+  }
+  store_tile<RX, NP>(acc, ncol, y, ys);
+}
+
+// ---- Q2_K: q = 2 bits of the panel byte (unsigned 0..3); per sub-block of 16 (4 groups) the exact
+// dot times the row's 4-bit scale (vpmulld), summed in int32; the mins over the 16 bsums. ----
+template <int RX, int NP>
+void tile_q2_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
+                     const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+  __m512 acc[RX][NP];
+  zero(acc);
+  const quant::BlockQ8_K* xr[RX];
+  row_pointers(x, xs, xr);
+  const __m512i m3 = _mm512_set1_epi8(3);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * kPanelQ2KQuantBytes;
+    const uint8_t* sc = panels + b * kPanelQ2KScaleBytes;
+    __m512i isum[RX][NP];
+    zero(isum);
+#pragma GCC unroll 1
+    for (int sub = 0; sub < 16; ++sub) {
+      const uint8_t* qg = q + (8 * (sub / 8) + 4 * (sub % 2)) * kPanelGroupBytes;
+      const __m128i count = _mm_cvtsi32_si128(2 * ((sub % 8) / 2));
+      __m512i p[RX][NP];
+      zero(p);
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        __m512i w[NP];
+#pragma GCC unroll 8
+        for (int c = 0; c < NP; ++c) {
+          const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(qg + c * pb + k * kPanelGroupBytes));
+          w[c] = _mm512_and_si512(_mm512_srl_epi16(v, count), m3);
+        }
+#pragma GCC unroll 8
+        for (int i = 0; i < RX; ++i) {
+          int32_t xq;
+          std::memcpy(&xq, xr[i][b].qs + 16 * sub + 4 * k, 4);
+          const __m512i xv = _mm512_set1_epi32(xq);
+#pragma GCC unroll 8
+          for (int c = 0; c < NP; ++c) p[i][c] = _mm512_dpbusd_epi32(p[i][c], w[c], xv);
+        }
+      }
+#pragma GCC unroll 8
+      for (int c = 0; c < NP; ++c) {
+        const __m512i scv = _mm512_cvtepu8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 64 + 16 * sub)));
+#pragma GCC unroll 8
+        for (int i = 0; i < RX; ++i) isum[i][c] = _mm512_add_epi32(isum[i][c], _mm512_mullo_epi32(p[i][c], scv));
+      }
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) {
+      const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb)));
+      const __m512 dmin = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb + 32)));
+#pragma GCC unroll 8
+      for (int i = 0; i < RX; ++i) {
+        __m512i msum = _mm512_setzero_si512();
+#pragma GCC unroll 16
+        for (int sub = 0; sub < 16; ++sub) {
+          const __m512i mv = _mm512_cvtepu8_epi32(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 320 + 16 * sub)));
+          msum = _mm512_add_epi32(msum, _mm512_mullo_epi32(mv, _mm512_set1_epi32(xr[i][b].bsums[sub])));
         }
         const __m512 dx = _mm512_set1_ps(xr[i][b].d);
         acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, dx), _mm512_cvtepi32_ps(isum[i][c]), acc[i][c]);
@@ -300,6 +431,24 @@ struct Q6_KTile {
   }
 };
 
+template <int RX, int NP>
+struct Q2_KTile {
+  static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+                  float* y, int64_t ys) {
+    tile_q2_k_fixed<RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
+  }
+};
+template <Legacy T>
+struct LegacyTile {
+  template <int RX, int NP>
+  struct Tile {
+    static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+                    float* y, int64_t ys) {
+      tile_legacy<T, RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
+    }
+  };
+};
+
 // A PanelTileFn: the fixed-size kernel for nx activation rows (1..4) and np panels (1..2).
 template <template <int, int> class Tile>
 void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
@@ -319,7 +468,18 @@ void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np,
   }
 }
 
-const PanelKernels kTable = {dispatch<Q8_0Tile>, dispatch<Q4_0Tile>, dispatch<Q4_KTile>, dispatch<Q6_KTile>};
+// Q5_K, IQ4_NL, IQ4_XS: none yet (AVX-512 VNNI CPUs run their AVX2 kernels: best_panel_isa).
+const PanelKernels kTable = {dispatch<Q8_0Tile>,
+                             dispatch<Q4_0Tile>,
+                             dispatch<Q4_KTile>,
+                             dispatch<Q6_KTile>,
+                             nullptr,
+                             nullptr,
+                             nullptr,
+                             dispatch<LegacyTile<Legacy::kQ4_1>::Tile>,
+                             dispatch<LegacyTile<Legacy::kQ5_0>::Tile>,
+                             dispatch<LegacyTile<Legacy::kQ5_1>::Tile>,
+                             dispatch<Q2_KTile>};
 
 }  // namespace
 

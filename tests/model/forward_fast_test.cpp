@@ -71,7 +71,7 @@ TEST_P(ForwardFast, LogitsWithinActivationRoundingOfReference) {
               std::string(quant::type_name(uint32_t(GetParam()))).c_str(), worst);
 }
 
-// Q8_0 / Q4_0 / Q4_K / Q6_K linears packed into panels (CpuMatmul given the weights): the same
+// Linears of every panel type (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, the K types, IQ4) packed into panels (CpuMatmul given the weights): the same
 // bound against the reference, the packed copy is used when the CPU has a panel kernel, and decoding
 // token by token gives bit-identical logits to the batched prefill (the panel kernel does not depend
 // on M). Tied too: the packed output's pages are dropped from the mapping and the embedding lookup
@@ -108,7 +108,9 @@ TEST_P(ForwardFastPacked, PanelsWithinBoundAndDecodeEqualsPrefill) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, ForwardFastPacked,
-                         ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_K,
+                         ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_1,
+                                           quant::Type::Q5_0, quant::Type::Q5_1, quant::Type::Q2_K,
+                                           quant::Type::Q4_K,
                                            quant::Type::Q5_K, quant::Type::Q6_K, quant::Type::IQ4_NL,
                                            quant::Type::IQ4_XS),
                          [](const auto& info) {

@@ -1,4 +1,4 @@
-// QPanels (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS): the layout round-trips to the GGUF bytes; every ISA's panel kernel equals
+// QPanels (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS): the layout round-trips to the GGUF bytes; every ISA's panel kernel equals
 // the scalar reference bit for bit; the reference equals the exact quantized product within two f32
 // roundings per block; results do not depend on threads, M or the source's alignment.
 #include "ops/qpanels.h"
@@ -68,12 +68,21 @@ TEST(QPanels, Q8_0LayoutInterleavesFourQuantsOfSixteenRows) {
   EXPECT_EQ(p.panel(1)[p.scale_bytes() + 5 * 4], 0x80);
 }
 
+// The offset m (fp16 at byte 2 of a Q4_1 / Q5_1 block) of element e of row j of GGUF bytes w.
+double block_offset(const std::vector<uint8_t>& w, quant::Type type, int64_t j, int64_t k, int64_t e) {
+  const int64_t bb = quant::traits(type).type_size, nb = k / 32;
+  uint16_t m;
+  std::memcpy(&m, w.data() + (j * nb + e / 32) * bb + 2, 2);
+  return double(f16_to_f32(m));
+}
+
 // Y by the scalar kernel, and the exact product of the decoded weights and the quantized
 // activations (BlockQ8A, or Q8_K for Q4_K) in double. The bound: four f32 roundings of the
 // magnitude Σ|w·x| (block scales, conversions and the fused multiply-adds).
 TEST_P(QPanelsP, ReferenceKernelWithinRoundingOfTheExactProduct) {
   const quant::Type type = GetParam();
   const bool k_quant = quant::traits(type).block_size == 256;
+  const bool offset = type == quant::Type::Q4_1 || type == quant::Type::Q5_1;
   ThreadPool pool(2);
   for (int64_t n : {1, 17, 40})
     for (int64_t k : {32, 96, 256, 1024}) {
@@ -103,6 +112,8 @@ TEST_P(QPanelsP, ReferenceKernelWithinRoundingOfTheExactProduct) {
             const double t = double(dec[size_t(j * k + e)]) * xq[size_t(e)];
             exact += t;
             mag += std::fabs(t);
+            // Q4_1 / Q5_1 round d·q·x and m·x separately (w = d·q + m may cancel): both magnitudes.
+            if (offset) mag += 2.0 * std::fabs(block_offset(w, type, j, k, e) * xq[size_t(e)]);
           }
           const double tol = 4.0 * std::ldexp(1.0, -23) * mag + 1e-30;
           EXPECT_NEAR(y[size_t(i * n + j)], exact, tol) << "N=" << n << " K=" << k << " i=" << i << " j=" << j;
@@ -135,8 +146,8 @@ TEST_P(QPanelsP, EveryIsaKernelEqualsTheReferenceBitForBit) {
   }
   // The vector kernel of this build's target runs whenever its CPU feature is there.
   const bool avx2_type = type != quant::Type::Q8_0 && type != quant::Type::Q4_0;
-  const bool vnni_neon_type = type != quant::Type::Q5_K && type != quant::Type::IQ4_NL && type != quant::Type::IQ4_XS;
-  if ((vnni_neon_type && (isa_supported(Isa::kAvx512Vnni) || isa_supported(Isa::kNeonDot))) ||
+  const bool vnni_type = type != quant::Type::Q5_K && type != quant::Type::IQ4_NL && type != quant::Type::IQ4_XS;
+  if ((vnni_type && isa_supported(Isa::kAvx512Vnni)) || isa_supported(Isa::kNeonDot) ||
       (avx2_type && isa_supported(Isa::kAvx2))) {
     EXPECT_GE(isas, 1);
   }
@@ -189,21 +200,25 @@ TEST(QPanels, Q4_0LayoutKeepsTheGgufNibblePairs) {
   EXPECT_EQ(p.panel(0)[p.scale_bytes() + 5 * 4], 0x88);
 }
 
-// The largest integer sums the K-type kernels form: every quant at its maximum (Q4_K nibbles 15 and
+// The largest integer sums the K-type kernels form: every quant at its maximum (Q2_K 3 with 4-bit
+// scales and mins 15, Q4_K nibbles 15 and
 // Q5_K values 31 with 6-bit scales and mins 63; Q6_K values 63 with int8 scales ±127 / −128) against activations all
 // ±127. The AVX2 kernels sum vpmaddubsw pairs in int16 (30480, 31496, 32004 here, below 2^15): a
 // saturation or an overflow would change these outputs. Checked against the integer formula too.
 TEST(QPanels, KTypeKernelsAreExactAtTheLargestSums) {
   const int64_t n = 20, k = 512, nb = k / 256;
   ThreadPool pool(2);
-  for (quant::Type type : {quant::Type::Q4_K, quant::Type::Q5_K, quant::Type::Q6_K})
+  for (quant::Type type : {quant::Type::Q2_K, quant::Type::Q4_K, quant::Type::Q5_K, quant::Type::Q6_K})
     for (float xv : {1.0f, -1.0f}) {
       const int64_t bb = quant::traits(type).type_size;
       std::vector<uint8_t> w(size_t(n * nb * bb));
       for (int64_t r = 0; r < n; ++r)
         for (int64_t b = 0; b < nb; ++b) {
           uint8_t* blk = w.data() + (r * nb + b) * bb;
-          if (type != quant::Type::Q6_K) {  // d, dmin = 1.0 (f16 0x3c00); scales, mins 63; q 15 or 31
+          if (type == quant::Type::Q2_K) {  // scales, mins 15; q 3; d, dmin = 1.0
+            std::memset(blk, 0xff, 80);
+            blk[80] = 0x00, blk[81] = 0x3c, blk[82] = 0x00, blk[83] = 0x3c;
+          } else if (type != quant::Type::Q6_K) {  // d, dmin = 1.0 (f16 0x3c00); scales, mins 63; q 15 or 31
             blk[0] = 0x00, blk[1] = 0x3c, blk[2] = 0x00, blk[3] = 0x3c;
             std::memset(blk + 4, 0xff, size_t(bb - 4));
           } else {  // ql, qh all ones (q = 63), scales 127 or −128 by row, d = 1.0
@@ -220,7 +235,8 @@ TEST(QPanels, KTypeKernelsAreExactAtTheLargestSums) {
       const double dx = double(1.0f / 127.0f), q = xv > 0 ? 127.0 : -127.0;
       for (int64_t r = 0; r < n; ++r) {
         const double qmax = type == quant::Type::Q4_K ? 15 : 31;
-        const double per_block = type != quant::Type::Q6_K
+        const double per_block = type == quant::Type::Q2_K ? 16 * 15 * (16 * 3 * q) - 16 * 15 * (16 * q)
+                                 : type != quant::Type::Q6_K
                                      ? 8 * 63 * (32 * qmax * q) - 8 * 63 * (32 * q)
                                      : 16 * (r % 2 ? -128.0 : 127.0) * (16 * 63 * q - 32 * 16 * q);
         EXPECT_NEAR(ref[size_t(r)], double(nb) * dx * per_block, 1e-6 * std::fabs(double(nb) * dx * per_block))
@@ -272,12 +288,52 @@ TEST(QPanels, IQ4KernelsAreExactAtTheLargestProducts) {
     }
 }
 
+// Q4_1 / Q5_0 / Q5_1 at their largest products: every q at 15 or 31 (Q5_0: q = 0, the weight −16,
+// on odd rows) against activations all ±127 — vpmaddubsw lanes of 2·31·127 = 7874, the AVX2
+// kernel's int16 sum of a low and a high nibble group 15748. Bit for bit on every ISA, and the
+// reference against the formula.
+TEST(QPanels, LegacyKernelsAreExactAtTheLargestProducts) {
+  const int64_t n = 20, k = 512, nb = k / 32;
+  ThreadPool pool(2);
+  for (quant::Type type : {quant::Type::Q4_1, quant::Type::Q5_0, quant::Type::Q5_1})
+    for (float xv : {1.0f, -1.0f}) {
+      const int64_t bb = quant::traits(type).type_size;
+      const bool offset = type != quant::Type::Q5_0;
+      std::vector<uint8_t> w(size_t(n * nb * bb));
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t b = 0; b < nb; ++b) {
+          uint8_t* blk = w.data() + (r * nb + b) * bb;
+          const uint8_t q = type == quant::Type::Q5_0 && r % 2 ? 0x00 : 0xff;
+          std::memset(blk, q, size_t(bb));
+          blk[0] = 0x00, blk[1] = 0x3c;                      // d = 1.0
+          if (offset) blk[2] = 0x00, blk[3] = r % 2 ? 0xbc : 0x3c;  // m = ±1.0
+        }
+      const QPanels p = QPanels::pack(type, w.data(), n, k);
+      const std::vector<float> x(size_t(2 * k), xv);
+      std::vector<float> ref(size_t(2 * n));
+      matmul_qpanels(pool, x.data(), 2, p, ref.data(), Isa::kScalar);
+      const double dx = double(1.0f / 127.0f), q = xv > 0 ? 127.0 : -127.0;
+      for (int64_t r = 0; r < n; ++r) {
+        const double qmax = type == quant::Type::Q4_1 ? 15.0 : 31.0;
+        const double wv = type == quant::Type::Q5_0 ? (r % 2 ? -16.0 : 15.0) : qmax + (r % 2 ? -1.0 : 1.0);
+        const double want = double(k) * dx * wv * q;
+        EXPECT_NEAR(ref[size_t(r)], want, 1e-6 * std::fabs(want)) << quant::traits(type).name << " row " << r;
+      }
+      for (Isa isa : supported_isas()) {
+        if (isa == Isa::kScalar || panel_kernel(type, isa) == nullptr) continue;
+        std::vector<float> got(ref.size(), -3.0f);
+        matmul_qpanels(pool, x.data(), 2, p, got.data(), isa);
+        EXPECT_TRUE(bit_equal(ref, got)) << isa_name(isa) << " " << quant::traits(type).name << " x=" << xv;
+      }
+    }
+}
+
 TEST(QPanels, BadShapesAndTypesThrow) {
   std::vector<uint8_t> w(34 * 4, 0);
   EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 1, 33), Error);
   EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 0, 32), Error);
   EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 1, 0), Error);
-  EXPECT_THROW(QPanels::pack(quant::Type::Q5_1, w.data(), 1, 32), Error);
+  EXPECT_THROW(QPanels::pack(quant::Type::F32, w.data(), 1, 32), Error);
   EXPECT_THROW(QPanels::pack(quant::Type::Q4_K, w.data(), 1, 32), Error);
   EXPECT_FALSE(QPanels::supports(quant::Type::F16));
   ThreadPool pool(1);
@@ -288,7 +344,9 @@ TEST(QPanels, BadShapesAndTypesThrow) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, QPanelsP,
-                         ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_K,
+                         ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_1,
+                                           quant::Type::Q5_0, quant::Type::Q5_1, quant::Type::Q2_K,
+                                           quant::Type::Q4_K,
                                            quant::Type::Q5_K, quant::Type::Q6_K, quant::Type::IQ4_NL,
                                            quant::Type::IQ4_XS),
                          [](const auto& info) {
