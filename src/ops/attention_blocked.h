@@ -28,7 +28,7 @@ inline constexpr int64_t kAttentionTileTokens = 4;
 // head_dim floats); thread_local, kept for the thread's life.
 inline uint64_t attention_blocked_scratch_bytes(int64_t n_head, int64_t n_head_kv, int64_t n_keys, int64_t head_dim) {
   return (uint64_t(kAttentionTileTokens * (n_head / n_head_kv)) * uint64_t(n_keys) +
-          uint64_t(kAttentionKeyBlock * head_dim)) *
+          uint64_t(detail::kAttentionKeyBlock * head_dim)) *
          sizeof(float);
 }
 
