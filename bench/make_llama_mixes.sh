@@ -4,9 +4,11 @@
 # llama-quantize mixes people download — Q4_K_M, Q5_K_M, Q6_K, Q8_0, Q4_0, IQ4_XS by default — so
 # ork and llama.cpp run the very files llama.cpp's tooling writes. Never run from CI.
 # Default shape: the 150 M-parameter llama of docs/ops.md (vocabulary 32000, n_embd 1024, 6 layers,
-# 16 heads, FF 2816); SHAPE overrides the ork-gen-model flags.
-# Prints one line per file: its path and how many tensors llama-quantize wrote in each type (from
-# its log, kept beside the file as TYPE.quantize.log). Files already there are kept.
+# 16 heads, FF 2816); SHAPE overrides the ork-gen-model flags. Files already in OUT_DIR are kept
+# (every file is written under a temporary name and renamed, so a kept file is whole), so one
+# OUT_DIR holds one shape: a different SHAPE needs a new OUT_DIR.
+# Prints one line per file: its path and how many tensors llama-quantize quantized to each type
+# (from its log, kept beside the file as TYPE.quantize.log; tensors it kept in f32 are not counted).
 # usage: bench/make_llama_mixes.sh LLAMA_CPP_DIR OUT_DIR [TYPE...]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -22,7 +24,10 @@ gen="$root/build/ork-gen-model"
 read -r -a shape <<<"${SHAPE:---arch llama --vocab 32000 --embd 1024 --layers 6 --heads 16 --kv-heads 16 --ff 2816}"
 mkdir -p "$out"
 f32="$out/F32.gguf"
-[ -f "$f32" ] || "$gen" "${shape[@]}" --type f32 -o "$f32" >&2
+if [ ! -f "$f32" ]; then
+  "$gen" "${shape[@]}" --type f32 -o "$f32.tmp" >&2
+  mv "$f32.tmp" "$f32"
+fi
 for t in "${types[@]}"; do
   dst="$out/$t.gguf"
   if [ ! -f "$dst" ]; then
