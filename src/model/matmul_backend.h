@@ -52,8 +52,9 @@ class MatmulBackend {
 // mode kExact (the default; the reference the model tests compare at 1e-4) decodes W to f32;
 // kFast quantizes activations to 8 bits and uses the SIMD integer kernels (docs/ops.md).
 //
-// With kFast and `file` given, every Q8_0, Q4_0, Q4_K and Q6_K linear of `weights` is packed once, here, into
-// ops::QPanels when the CPU has a panel kernel (AVX-512 VNNI, NEON dot-product); those linears
+// With kFast and `file` given, every linear of `weights` of a panel type (ops::QPanels::supports) is
+// packed once, here, into ops::QPanels when the CPU has a vector panel kernel for it
+// (ops::best_panel_isa: AVX2, AVX-512 VNNI, NEON dot-product); those linears
 // then run from the packed copy (the same numbers on every ISA, docs/ops.md) and their pages of the
 // mapped file are dropped from this process (they are re-read from the file if touched again), so
 // resident memory holds one copy. packed_bytes() is the RAM the copies take.

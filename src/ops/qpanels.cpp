@@ -495,8 +495,6 @@ PanelTileFn panel_kernel(quant::Type type, Isa isa) {
     case Isa::kScalar: k = panel_kernels_scalar(); break;
     case Isa::kAvx512Vnni: k = panel_kernels_avx512vnni(); break;
     case Isa::kNeonDot: k = panel_kernels_neon(); break;
-    // Every type but Q8_0 and Q4_0 (vpmaddubsw is exact for their quants, not for Q8_0's quants + 128);
-    // Q8_0 and Q4_0 run on their GGUF-layout AVX2 kernels.
     case Isa::kAvx2: k = panel_kernels_avx2(); break;
   }
   if (k == nullptr) return nullptr;

@@ -149,7 +149,7 @@ struct PanelKernels {
 // layout). The scalar kernels are the reference every vector kernel must equal bit for bit.
 PanelTileFn panel_kernel(quant::Type type, Isa isa);
 const PanelKernels* panel_kernels_scalar();
-const PanelKernels* panel_kernels_avx2();        // every type but Q8_0 and Q4_0; null when not built for x86-64
+const PanelKernels* panel_kernels_avx2();        // every type; null when not built for x86-64
 const PanelKernels* panel_kernels_avx512vnni();  // null when not built for x86-64
 const PanelKernels* panel_kernels_neon();        // null when not built for aarch64
 

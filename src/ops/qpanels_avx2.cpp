@@ -1,4 +1,4 @@
-// The Isa::kAvx2 panel kernels of qpanels.h for Q2_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, Q4_1, Q5_0 and Q5_1: the panel's 64-byte group vectors
+// The Isa::kAvx2 panel kernels of qpanels.h (every panel type): the panel's 64-byte group vectors
 // read as two 256-bit halves (rows 0..7 and 8..15), vpmaddubsw of the unsigned quants (Q4_K nibbles
 // 0..15, Q5_K values 0..31, Q6_K values 0..63) against four broadcast activation bytes (|x| <= 127), vpmaddwd of the
 // int16 pair sums with the sub-block scales. Every intermediate is exact:
@@ -9,8 +9,9 @@
 //         scale in int32; Σ_s sc_s·32·Σx_s is subtracted as 32·Σ_s sc_s·Σx_s (vpmaddwd, exact).
 // So the integer sums equal the reference's (int32 arithmetic is exact here, whatever the order),
 // and the f32 operations per super-block are the reference's: one multiply of the scales and one
-// or two FMAs per output. vpmaddubsw saturates only above 2^15, which these ranges never reach; it
-// is why Q8_0 (quants + 128 up to 255) has no AVX2 panel kernel. IQ4 (signed grid values): below.
+// or two FMAs per output. vpmaddubsw saturates only above 2^15, which these ranges never reach.
+// Signed weights (Q8_0's quants: the panel's quant + 128 could reach 2·255·127; the IQ4 grid values)
+// take the sign trick instead, vpmaddubsw(|w|, sign(x, w)): below.
 #include "ops/qpanels.h"
 
 #include "quant/blocks.h"
@@ -377,13 +378,17 @@ void tile_iq4_xs(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
 // broadcast activation bytes; a lane is at most 2·31·127 = 7874, the low and high nibble groups
 // summed in int16 15748, then vpmaddwd by 1. Q5_0 subtracts 16·Σx (exact); Q4_1 / Q5_1 add the
 // offset term m·d_x·Σx as a second FMA. ----
-enum class Legacy { kQ4_1, kQ5_0, kQ5_1 };
+// ---- Q4_0, Q4_1, Q5_0, Q5_1: the nibbles (and 5th bits) as unsigned values q; the weight is q − 8
+// (Q4_0), q − 16 (Q5_0) — Σ q·x less 8·Σx or 16·Σx, exact in int32 — or d·q + m (Q4_1, Q5_1). ----
+enum class Legacy { kQ4_0, kQ4_1, kQ5_0, kQ5_1 };
 
 template <Legacy T, int RX, int NP>
 void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
                  int64_t xs, float* y, int64_t ys) {
   constexpr int H = 2 * NP;
-  constexpr bool kQ5 = T != Legacy::kQ4_1, kOffset = T != Legacy::kQ5_0;
+  constexpr bool kQ5 = T == Legacy::kQ5_0 || T == Legacy::kQ5_1;
+  constexpr bool kOffset = T == Legacy::kQ4_1 || T == Legacy::kQ5_1;
+  constexpr int32_t kZero = T == Legacy::kQ4_0 ? 8 : 16;  // the zero point of the offset-free types
   constexpr int64_t kQuantBytes = (kQ5 ? 5 : 4) * kPanelGroupBytes;
   constexpr int64_t kScaleBytes = (kOffset ? 4 : 2) * kPanelRows;
   __m256 acc[RX][H];
@@ -432,12 +437,59 @@ void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
       for (int i = 0; i < RX; ++i) {
         const __m256 dx = _mm256_set1_ps(xr[i][b].d);
         __m256i pi = p[i][h];
-        if constexpr (!kOffset) pi = _mm256_sub_epi32(pi, _mm256_set1_epi32(16 * xr[i][b].sum));
+        if constexpr (!kOffset) pi = _mm256_sub_epi32(pi, _mm256_set1_epi32(kZero * xr[i][b].sum));
         acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(pi), acc[i][h]);
         if constexpr (kOffset)
           acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(half_scale(sc + 2 * kPanelRows), dx),
                                       _mm256_set1_ps(float(xr[i][b].sum)), acc[i][h]);
       }
+    }
+  }
+  store_tile<RX, H>(acc, ncol, y, ys);
+}
+
+// ---- Q8_0: the panel holds quant + 128; XOR 0x80 gives the signed quant w back, and the signed ×
+// signed product is vpmaddubsw(|w|, sign(x, w)) (|w| <= 128, |x| <= 127: a lane is at most
+// 2·128·127 = 32512, exact), widened to int32 by vpmaddwd before two lanes could be added. ----
+template <int RX, int NP>
+void tile_q8_0(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
+               int64_t xs, float* y, int64_t ys) {
+  constexpr int H = 2 * NP;
+  constexpr int64_t kQuantBytes = 8 * kPanelGroupBytes;
+  __m256 acc[RX][H];
+  for (auto& a : acc)
+    for (auto& v : a) v = _mm256_setzero_ps();
+  const BlockQ8A* xr[RX];
+  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const BlockQ8A*>(x + i * xs);
+  const __m256i flip = _mm256_set1_epi8(char(0x80)), ones = _mm256_set1_epi16(1);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * kQuantBytes;
+    __m256i p[RX][H];
+    for (auto& a : p)
+      for (auto& v : a) v = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      __m256i xv[RX];
+#pragma GCC unroll 4
+      for (int i = 0; i < RX; ++i) xv[i] = bcast4(xr[i][b].qs + 4 * g);
+#pragma GCC unroll 4
+      for (int h = 0; h < H; ++h) {
+        const __m256i w = _mm256_xor_si256(load_half(q + half_offset(h, pb) + g * kPanelGroupBytes), flip);
+        const __m256i aw = _mm256_abs_epi8(w);
+#pragma GCC unroll 4
+        for (int i = 0; i < RX; ++i)
+          p[i][h] = _mm256_add_epi32(
+              p[i][h], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(xv[i], w)), ones));
+      }
+    }
+#pragma GCC unroll 4
+    for (int h = 0; h < H; ++h) {
+      const __m256 d = half_scale(panels + (h / 2) * pb + b * 2 * kPanelRows + 2 * 8 * (h % 2));
+#pragma GCC unroll 4
+      for (int i = 0; i < RX; ++i)
+        acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(xr[i][b].d)), _mm256_cvtepi32_ps(p[i][h]),
+                                    acc[i][h]);
     }
   }
   store_tile<RX, H>(acc, ncol, y, ys);
@@ -535,7 +587,8 @@ void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np,
 }
 
 const PanelKernels kTable = {
-    nullptr, nullptr,
+    dispatch<tile_q8_0<1, 1>, tile_q8_0<1, 2>, tile_q8_0<2, 1>>,
+    dispatch<tile_legacy<Legacy::kQ4_0, 1, 1>, tile_legacy<Legacy::kQ4_0, 1, 2>, tile_legacy<Legacy::kQ4_0, 2, 1>>,
     dispatch<tile_q45_k<false, 1, 1>, tile_q45_k<false, 1, 2>, tile_q45_k<false, 2, 1>>,
     dispatch<tile_q6_k<1, 1>, tile_q6_k<1, 2>, tile_q6_k<2, 1>>,
     dispatch<tile_q45_k<true, 1, 1>, tile_q45_k<true, 1, 2>, tile_q45_k<true, 2, 1>>,

@@ -145,10 +145,9 @@ TEST_P(QPanelsP, EveryIsaKernelEqualsTheReferenceBitForBit) {
         }
   }
   // The vector kernel of this build's target runs whenever its CPU feature is there.
-  const bool avx2_type = type != quant::Type::Q8_0 && type != quant::Type::Q4_0;
   const bool vnni_type = type != quant::Type::Q5_K && type != quant::Type::IQ4_NL && type != quant::Type::IQ4_XS;
   if ((vnni_type && isa_supported(Isa::kAvx512Vnni)) || isa_supported(Isa::kNeonDot) ||
-      (avx2_type && isa_supported(Isa::kAvx2))) {
+      isa_supported(Isa::kAvx2)) {
     EXPECT_GE(isas, 1);
   }
 }
@@ -288,22 +287,23 @@ TEST(QPanels, IQ4KernelsAreExactAtTheLargestProducts) {
     }
 }
 
-// Q4_1 / Q5_0 / Q5_1 at their largest products: every q at 15 or 31 (Q5_0: q = 0, the weight −16,
-// on odd rows) against activations all ±127 — vpmaddubsw lanes of 2·31·127 = 7874, the AVX2
+// Q4_0 / Q4_1 / Q5_0 / Q5_1 at their largest products: every q at 15 or 31 (Q4_0, Q5_0: q = 0, the
+// weight −8 or −16, on odd rows) against activations all ±127 — vpmaddubsw lanes of 2·31·127 = 7874, the AVX2
 // kernel's int16 sum of a low and a high nibble group 15748. Bit for bit on every ISA, and the
 // reference against the formula.
 TEST(QPanels, LegacyKernelsAreExactAtTheLargestProducts) {
   const int64_t n = 20, k = 512, nb = k / 32;
   ThreadPool pool(2);
-  for (quant::Type type : {quant::Type::Q4_1, quant::Type::Q5_0, quant::Type::Q5_1})
+  for (quant::Type type : {quant::Type::Q4_0, quant::Type::Q4_1, quant::Type::Q5_0, quant::Type::Q5_1})
     for (float xv : {1.0f, -1.0f}) {
       const int64_t bb = quant::traits(type).type_size;
-      const bool offset = type != quant::Type::Q5_0;
+      const bool zero_point = type == quant::Type::Q4_0 || type == quant::Type::Q5_0;
+      const bool offset = !zero_point;
       std::vector<uint8_t> w(size_t(n * nb * bb));
       for (int64_t r = 0; r < n; ++r)
         for (int64_t b = 0; b < nb; ++b) {
           uint8_t* blk = w.data() + (r * nb + b) * bb;
-          const uint8_t q = type == quant::Type::Q5_0 && r % 2 ? 0x00 : 0xff;
+          const uint8_t q = zero_point && r % 2 ? 0x00 : 0xff;
           std::memset(blk, q, size_t(bb));
           blk[0] = 0x00, blk[1] = 0x3c;                      // d = 1.0
           if (offset) blk[2] = 0x00, blk[3] = r % 2 ? 0xbc : 0x3c;  // m = ±1.0
@@ -314,8 +314,9 @@ TEST(QPanels, LegacyKernelsAreExactAtTheLargestProducts) {
       matmul_qpanels(pool, x.data(), 2, p, ref.data(), Isa::kScalar);
       const double dx = double(1.0f / 127.0f), q = xv > 0 ? 127.0 : -127.0;
       for (int64_t r = 0; r < n; ++r) {
-        const double qmax = type == quant::Type::Q4_1 ? 15.0 : 31.0;
-        const double wv = type == quant::Type::Q5_0 ? (r % 2 ? -16.0 : 15.0) : qmax + (r % 2 ? -1.0 : 1.0);
+        const bool q4 = type == quant::Type::Q4_0 || type == quant::Type::Q4_1;
+        const double qmax = q4 ? 15.0 : 31.0, zero = q4 ? 8.0 : 16.0;
+        const double wv = zero_point ? (r % 2 ? -zero : qmax - zero) : qmax + (r % 2 ? -1.0 : 1.0);
         const double want = double(k) * dx * wv * q;
         EXPECT_NEAR(ref[size_t(r)], want, 1e-6 * std::fabs(want)) << quant::traits(type).name << " row " << r;
       }
@@ -326,6 +327,41 @@ TEST(QPanels, LegacyKernelsAreExactAtTheLargestProducts) {
         EXPECT_TRUE(bit_equal(ref, got)) << isa_name(isa) << " " << quant::traits(type).name << " x=" << xv;
       }
     }
+}
+
+// Q8_0 at its largest products: quants −128 (even rows) and 127 (odd rows, the rest of each block)
+// against activations all ±127 — the AVX2 kernel's vpmaddubsw lanes of 2·128·127 = 32512, one below
+// saturation. Bit for bit on every ISA, and the reference against the formula.
+TEST(QPanels, Q8_0KernelsAreExactAtTheLargestProducts) {
+  const int64_t n = 20, k = 512, nb = k / 32, bb = 34;
+  ThreadPool pool(2);
+  for (float xv : {1.0f, -1.0f}) {
+    std::vector<uint8_t> w(size_t(n * nb * bb));
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t b = 0; b < nb; ++b) {
+        uint8_t* blk = w.data() + (r * nb + b) * bb;
+        std::memset(blk + 2, r % 2 ? 0x7f : 0x80, 32);
+        blk[0] = 0x00, blk[1] = 0x3c;  // d = 1.0
+      }
+    const QPanels p = QPanels::pack(quant::Type::Q8_0, w.data(), n, k);
+    const std::vector<float> x(size_t(2 * k), xv);
+    std::vector<float> ref(size_t(2 * n));
+    matmul_qpanels(pool, x.data(), 2, p, ref.data(), Isa::kScalar);
+    const double dx = double(1.0f / 127.0f), q = xv > 0 ? 127.0 : -127.0;
+    for (int64_t r = 0; r < n; ++r) {
+      const double want = double(k) * dx * (r % 2 ? 127.0 : -128.0) * q;
+      EXPECT_NEAR(ref[size_t(r)], want, 1e-6 * std::fabs(want)) << "row " << r;
+    }
+    int isas = 0;
+    for (Isa isa : supported_isas()) {
+      if (isa == Isa::kScalar || panel_kernel(quant::Type::Q8_0, isa) == nullptr) continue;
+      ++isas;
+      std::vector<float> got(ref.size(), -3.0f);
+      matmul_qpanels(pool, x.data(), 2, p, got.data(), isa);
+      EXPECT_TRUE(bit_equal(ref, got)) << isa_name(isa) << " x=" << xv;
+    }
+    if (isa_supported(Isa::kAvx2) || isa_supported(Isa::kNeonDot)) EXPECT_GE(isas, 1);
+  }
 }
 
 TEST(QPanels, BadShapesAndTypesThrow) {
@@ -340,7 +376,12 @@ TEST(QPanels, BadShapesAndTypesThrow) {
   const QPanels p = QPanels::pack(quant::Type::Q8_0, w.data(), 4, 32);
   float x[32] = {}, y[4];
   EXPECT_THROW(matmul_qpanels(pool, x, -1, p, y), Error);
-  EXPECT_THROW(matmul_qpanels(pool, x, 1, p, y, Isa::kAvx2), Error);
+#if defined(__x86_64__)
+  const Isa foreign = Isa::kNeonDot;  // an ISA this build's CPU does not have: no kernel to run
+#else
+  const Isa foreign = Isa::kAvx2;
+#endif
+  EXPECT_THROW(matmul_qpanels(pool, x, 1, p, y, foreign), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, QPanelsP,
