@@ -82,6 +82,13 @@ inline void store_tile(const __m256 (&acc)[RX][H], int ncol, float* y, int64_t y
     }
 }
 
+// Asks for the cache lines of [p, p + bytes) ahead of their use. A decode tile reads its panels'
+// blocks one after another, and without this the hardware prefetcher does not keep up (measured:
+// docs/ops.md, "Prefetching the next block").
+inline void prefetch_bytes(const uint8_t* p, int64_t bytes) {
+  for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(p + l), _MM_HINT_T0);
+}
+
 // Half h of a tile of NP panels: panel h / 2, rows 8·(h % 2) ..
 inline int64_t half_offset(int h, int64_t pb) { return (h / 2) * pb + (h % 2) * 32; }
 inline int64_t half_rows(int h, int64_t pb) { return (h / 2) * pb + (h % 2) * 8; }
@@ -104,6 +111,8 @@ void tile_q45_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* q = panels + sb + b * kQuantBytes;
     const uint8_t* s = panels + b * kPanelQ4KScaleBytes;
+    if (RX == 1 && b + 1 < nb)
+      for (int c = 0; c < NP; ++c) prefetch_bytes(q + c * pb + kQuantBytes, kQuantBytes);
     __m256i isum[RX][H];
     for (auto& a : isum)
       for (auto& v : a) v = _mm256_setzero_si256();
@@ -259,6 +268,74 @@ void tile_q6_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
     }
   }
   store_tile<RX, H>(acc, ncol, y, ys);
+}
+
+// One activation row (decode): half by half of the tile (8 rows), the next block of each panel
+// prefetched, each of its ql and qh groups loaded once — qh group 8·hh + g holds the high bits of
+// quarters 0..3, ql groups 16·hh + g and 16·hh + 8 + g the low bits of quarters 0, 2 and 1, 3 — so
+// a 256-bit load feeds four (qh) or two (ql) weight vectors, and the few live vectors stay in
+// registers. The integer sums and the f32
+// steps per output are tile_q6_k's (and the reference's).
+template <int NP>
+void tile_q6_k_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
+                   int64_t xs, float* y, int64_t ys) {
+  (void)xs;
+  constexpr int H = 2 * NP;
+  __m256 acc[1][H];
+  for (auto& v : acc[0]) v = _mm256_setzero_ps();
+  const auto* xr = reinterpret_cast<const quant::BlockQ8_K*>(x);
+  const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * kPanelQ6KQuantBytes;
+    const uint8_t* s = panels + b * kPanelQ6KScaleBytes;
+    const int8_t* xq = xr[b].qs;
+#pragma GCC unroll 1
+    for (int h = 0; h < H; ++h) {
+      const uint8_t* qh0 = q + half_offset(h, pb);
+      const uint8_t* sh = s + half_rows(h, pb) + 32;  // sc[sub][row]
+      if (h % 2 == 0 && b + 1 < nb) {
+        prefetch_bytes(qh0 + kPanelQ6KQuantBytes, kPanelQ6KQuantBytes);
+      }
+      __m256i t = _mm256_setzero_si256();
+#pragma GCC unroll 2
+      for (int hh = 0; hh < 2; ++hh)
+#pragma GCC unroll 4
+        for (int gp = 0; gp < 4; ++gp) {  // groups g = 2·gp, 2·gp + 1: one sub-block per quarter
+          __m256i p[4];
+#pragma GCC unroll 2
+          for (int u = 0; u < 2; ++u) {
+            const int g = 2 * gp + u;
+            const __m256i va = load_half(qh0 + (16 * hh + g) * kPanelGroupBytes);      // quarters 0, 2
+            const __m256i vb = load_half(qh0 + (16 * hh + 8 + g) * kPanelGroupBytes);  // quarters 1, 3
+            const __m256i vh = load_half(qh0 + (32 + 8 * hh + g) * kPanelGroupBytes);
+            const __m256i w[4] = {
+                _mm256_or_si256(_mm256_and_si256(va, m4), _mm256_and_si256(_mm256_slli_epi16(vh, 4), m30)),
+                _mm256_or_si256(_mm256_and_si256(vb, m4), _mm256_and_si256(_mm256_slli_epi16(vh, 2), m30)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(va, 4), m4), _mm256_and_si256(vh, m30)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(vb, 4), m4),
+                                _mm256_and_si256(_mm256_srli_epi16(vh, 2), m30))};
+#pragma GCC unroll 4
+            for (int k = 0; k < 4; ++k) {
+              const __m256i d = _mm256_maddubs_epi16(w[k], bcast4(xq + 128 * hh + 32 * k + 4 * g));
+              p[k] = u == 0 ? d : _mm256_add_epi16(p[k], d);  // two groups: at most 2·16002 < 2^15
+            }
+          }
+#pragma GCC unroll 4
+          for (int k = 0; k < 4; ++k)
+            t = _mm256_add_epi32(t, _mm256_madd_epi16(p[k], dup_i8(sh + 16 * (8 * hh + 2 * k + gp / 2))));
+        }
+      const __m256 d = half_scale(s + (h / 2) * pb + 2 * 8 * (h % 2));
+      __m256i corr = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j)
+        corr = _mm256_add_epi32(corr, _mm256_madd_epi16(pair_i8(sh + 16 * (2 * j), sh + 16 * (2 * j + 1)),
+                                                        set_pair(xr[b].bsums[2 * j], xr[b].bsums[2 * j + 1])));
+      acc[0][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(xr[b].d)),
+                                  _mm256_cvtepi32_ps(_mm256_sub_epi32(t, _mm256_slli_epi32(corr, 5))), acc[0][h]);
+    }
+  }
+  store_tile<1, H>(acc, ncol, y, ys);
 }
 
 // ---- IQ4_NL and IQ4_XS: indices → grid values (signed bytes) by vpshufb; the signed × signed
@@ -465,6 +542,8 @@ void tile_q8_0(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
 
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* q = panels + sb + b * kQuantBytes;
+    if (RX == 1 && b + 4 < nb)
+      for (int c = 0; c < NP; ++c) prefetch_bytes(q + c * pb + 4 * kQuantBytes, kQuantBytes);
     __m256i p[RX][H];
     for (auto& a : p)
       for (auto& v : a) v = _mm256_setzero_si256();
@@ -590,7 +669,7 @@ const PanelKernels kTable = {
     dispatch<tile_q8_0<1, 1>, tile_q8_0<1, 2>, tile_q8_0<2, 1>>,
     dispatch<tile_legacy<Legacy::kQ4_0, 1, 1>, tile_legacy<Legacy::kQ4_0, 1, 2>, tile_legacy<Legacy::kQ4_0, 2, 1>>,
     dispatch<tile_q45_k<false, 1, 1>, tile_q45_k<false, 1, 2>, tile_q45_k<false, 2, 1>>,
-    dispatch<tile_q6_k<1, 1>, tile_q6_k<1, 2>, tile_q6_k<2, 1>>,
+    dispatch<tile_q6_k_row<1>, tile_q6_k_row<2>, tile_q6_k<2, 1>>,
     dispatch<tile_q45_k<true, 1, 1>, tile_q45_k<true, 1, 2>, tile_q45_k<true, 2, 1>>,
     dispatch<tile_iq4_nl<1, 1>, tile_iq4_nl<1, 2>, tile_iq4_nl<2, 1>>,
     dispatch<tile_iq4_xs<1, 1>, tile_iq4_xs<1, 2>, tile_iq4_xs<2, 1>>,
