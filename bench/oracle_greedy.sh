@@ -28,7 +28,10 @@ version="llama.cpp commit $commit (build number $number; node-llama-cpp's bundle
 
 prompt="1,17,42,300,5,99,123,77,8,250,31,64"
 n_predict=20
-# name | ork-gen-model flags | n_ctx requested (llama.cpp pads it to a multiple of 256)
+# name | ork-gen-model flags | n_ctx requested (llama.cpp pads it to a multiple of 256) [| llama-quantize type]
+# A case with a llama-quantize type is generated in f32 and quantized by llama.cpp's own
+# llama-quantize (LLAMA_CPP_DIR/llama-quantize) into the mix people download; that file is kept
+# beside the fixture (NAME.gguf, committed: ork's tests cannot run llama-quantize) and named in it.
 cases=(
   "llama_f32|--preset tiny-llama|64"
   "gemma2_f32|--preset tiny-gemma2|64"
@@ -48,23 +51,39 @@ cases=(
   "qwen2moe_f32|--preset tiny-qwen2moe|64"
   "qwen3moe_f32|--preset tiny-qwen3moe|64"
   "qwen3moe_q4_k|--preset tiny-qwen3moe --type q4_K --embd 256 --ff-exp 256 --head-dim 64 --seed 3|64"
+  "llama_mix_q4_k_m|--preset tiny-llama --untied --embd 256 --ff 512 --head-dim 64 --seed 6|64|Q4_K_M"
+  "llama_mix_q5_k_m|--preset tiny-llama --untied --embd 256 --ff 512 --head-dim 64 --seed 7|64|Q5_K_M"
+  "llama_mix_q6_k|--preset tiny-llama --untied --embd 256 --ff 512 --head-dim 64 --seed 8|64|Q6_K"
+  "llama_mix_iq4_xs|--preset tiny-llama --untied --embd 256 --ff 512 --head-dim 64 --seed 9|64|IQ4_XS"
 )
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 for c in "${cases[@]}"; do
-  IFS='|' read -r name flags n_ctx <<<"$c"
+  IFS='|' read -r name flags n_ctx mix <<<"$c"
   # ORACLE_ONLY=REGEX records only the cases whose name matches (the others' fixtures stay as they are).
-  if [ -n "${ORACLE_ONLY:-}" ] && ! [[ "$name" =~ $ORACLE_ONLY ]]; then continue; fi
-  # shellcheck disable=SC2086
-  "$gen" $flags -o "$tmp/$name.gguf"
-  json="$("$tool" "$tmp/$name.gguf" "$n_ctx" "$n_predict" "$prompt")"
-  python3 - "$json" "$out/$name.txt" "$flags" "$version" "$(sha256sum "$tmp/$name.gguf" | cut -d' ' -f1)" <<'PY'
+  if [ -n "${ORACLE_ONLY:-}" ] && ! [[ "$name" =~ $ORACLE_ONLY ]]; then continue; fi  # e.g. ^llama_mix_
+  model="$tmp/$name.gguf"
+  if [ -n "$mix" ]; then
+    # shellcheck disable=SC2086
+    "$gen" $flags --type f32 -o "$tmp/$name.f32.gguf"
+    "$llama/llama-quantize" "$tmp/$name.f32.gguf" "$model" "$mix" >"$tmp/$name.quantize.log" 2>&1 ||
+      { echo "oracle_greedy: llama-quantize $mix failed:" >&2; tail -5 "$tmp/$name.quantize.log" >&2; exit 1; }
+    cp "$model" "$out/$name.gguf.tmp" && mv "$out/$name.gguf.tmp" "$out/$name.gguf"
+  else
+    # shellcheck disable=SC2086
+    "$gen" $flags -o "$model"
+  fi
+  json="$("$tool" "$model" "$n_ctx" "$n_predict" "$prompt")"
+  python3 - "$json" "$out/$name.txt" "$flags" "$version" "$(sha256sum "$model" | cut -d' ' -f1)" "$mix" <<'PY'
 import json, sys
 j = json.loads(sys.argv[1])
 with open(sys.argv[2], "w") as f:
     f.write("# llama.cpp's greedy tokens on a generated model; written by bench/oracle_greedy.sh\n")
     f.write(f"llama_cpp: {sys.argv[4]}\n")
     f.write(f"gen: {sys.argv[3]}\n")
+    if sys.argv[6]:  # quantized by llama-quantize: the test reads the committed file
+        f.write(f"llama_quantize: {sys.argv[6]} (of the gen flags' model in f32)\n")
+        f.write(f"file: {sys.argv[2].rsplit('/', 1)[-1][:-4]}.gguf\n")
     f.write(f"gguf_sha256: {sys.argv[5]}\n")
     f.write(f"n_ctx: {j['n_ctx']}\n")
     f.write("prompt: " + " ".join(map(str, j["prompt"])) + "\n")

@@ -8,6 +8,9 @@
 // cannot derail the rest: on f32 weights every argmax must agree; on quantized weights a step where
 // llama.cpp's token is within 0.02 of ork's best logit (a near-tie the activation rounding decides,
 // e.g. 6.508 vs 6.495 on q4_K) counts as a tie, and at most one is allowed per fixture.
+// Fixtures naming a `file` are llama-quantize mixes (Q4_K_M, Q5_K_M, Q6_K, IQ4_XS of a generated
+// f32 model, committed beside the fixture): they run on the exact path and again on the fast path
+// (the panel kernels people decode with), each held to the quantized bounds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -84,19 +87,12 @@ constexpr double kTopKTieQuantized = 0.1;
 
 class LlamaCppOracle : public ::testing::TestWithParam<Fixture> {};
 
-TEST_P(LlamaCppOracle, GreedyTokensAndLogitsMatch) {
-  const Fixture& f = GetParam();
-  for (const char* key : {"gen", "n_ctx", "prompt", "tokens", "last_prompt_logits", "llama_cpp"}) {
-    ASSERT_TRUE(f.fields.count(key)) << f.name << " lacks '" << key << "'";
-  }
-  testing::TempDir dir;
-  const std::string path = dir.file("m.gguf");
-  const std::string cmd = ork::testing::binary_dir() + "/ork-gen-model " + f.fields.at("gen") + " -o " + path;
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-
+// The fixture's model on ork's exact path (`exact`) or its fast path, against llama.cpp's record.
+void check_against_llama_cpp(const Fixture& f, const std::string& path, bool exact) {
+  SCOPED_TRACE(exact ? "exact path" : "fast path");
   EngineOptions o;
   o.model_path = path;
-  o.exact = true;
+  o.exact = exact;
   o.threads = 2;
   Engine engine(o);
   Context ctx(engine, std::stoll(f.fields.at("n_ctx")));
@@ -106,7 +102,8 @@ TEST_P(LlamaCppOracle, GreedyTokensAndLogitsMatch) {
   ASSERT_EQ(int64_t(llama_logits.size()), ctx.n_vocab());
 
   const float* logits = ctx.eval(prompt);
-  const bool quantized = f.name.find("q8_0") != std::string::npos || f.name.find("q4_k") != std::string::npos;
+  const bool quantized = f.name.find("q8_0") != std::string::npos || f.name.find("q4_k") != std::string::npos ||
+                         f.fields.count("file") != 0;
   EXPECT_LT(testing::normalized_error(logits, llama_logits), quantized ? 3e-2 : 3e-3)
       << "logits of the last prompt position vs " << f.fields.at("llama_cpp");
   // The top kTopK of the last prompt position: the same ids in the same order as llama.cpp's, except
@@ -138,6 +135,26 @@ TEST_P(LlamaCppOracle, GreedyTokensAndLogitsMatch) {
     if (i + 1 < want.size()) logits = ctx.eval({want[i]});
   }
   EXPECT_LE(ties, 1) << "near-ties; ork's tokens " << ::testing::PrintToString(got);
+}
+
+TEST_P(LlamaCppOracle, GreedyTokensAndLogitsMatch) {
+  const Fixture& f = GetParam();
+  for (const char* key : {"gen", "n_ctx", "prompt", "tokens", "last_prompt_logits", "llama_cpp"}) {
+    ASSERT_TRUE(f.fields.count(key)) << f.name << " lacks '" << key << "'";
+  }
+  if (f.fields.count("file")) {  // a llama-quantize mix, committed beside the fixture
+    const std::string path = std::string(ork::testing::source_dir()) + "/tests/fixtures/llama_cpp_greedy/" +
+                             f.fields.at("file");
+    ASSERT_TRUE(std::filesystem::exists(path)) << path;
+    check_against_llama_cpp(f, path, true);
+    check_against_llama_cpp(f, path, false);
+    return;
+  }
+  testing::TempDir dir;
+  const std::string path = dir.file("m.gguf");
+  const std::string cmd = ork::testing::binary_dir() + "/ork-gen-model " + f.fields.at("gen") + " -o " + path;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  check_against_llama_cpp(f, path, true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, LlamaCppOracle, ::testing::ValuesIn(fixtures()),
