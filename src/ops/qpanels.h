@@ -137,8 +137,8 @@ struct PanelKernels {
   PanelTileFn q4_k = nullptr;
   PanelTileFn q6_k = nullptr;
   PanelTileFn q5_k = nullptr;    // not on AVX-512 VNNI yet
-  PanelTileFn iq4_nl = nullptr;  // not on AVX-512 VNNI yet
-  PanelTileFn iq4_xs = nullptr;  // not on AVX-512 VNNI yet
+  PanelTileFn iq4_nl = nullptr;
+  PanelTileFn iq4_xs = nullptr;
   PanelTileFn q4_1 = nullptr;
   PanelTileFn q5_0 = nullptr;
   PanelTileFn q5_1 = nullptr;

@@ -451,12 +451,10 @@ void tile_iq4_xs(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
   store_tile<RX, H>(acc, ncol, y, ys);
 }
 
-// ---- Q4_1, Q5_0, Q5_1: unsigned q (nibble, | the 5th bit at bit 4) by vpmaddubsw against the
-// broadcast activation bytes; a lane is at most 2·31·127 = 7874, the low and high nibble groups
-// summed in int16 15748, then vpmaddwd by 1. Q5_0 subtracts 16·Σx (exact); Q4_1 / Q5_1 add the
-// offset term m·d_x·Σx as a second FMA. ----
-// ---- Q4_0, Q4_1, Q5_0, Q5_1: the nibbles (and 5th bits) as unsigned values q; the weight is q − 8
-// (Q4_0), q − 16 (Q5_0) — Σ q·x less 8·Σx or 16·Σx, exact in int32 — or d·q + m (Q4_1, Q5_1). ----
+// ---- Q4_0, Q4_1, Q5_0, Q5_1: unsigned q (nibble, | the 5th bit at bit 4) by vpmaddubsw against
+// the broadcast activation bytes; a lane is at most 2·31·127 = 7874, the low and high nibble groups
+// summed in int16 15748, then vpmaddwd by 1. Q4_0 and Q5_0 subtract 8·Σx or 16·Σx (exact); Q4_1 /
+// Q5_1 add the offset term m·d_x·Σx as a second FMA. ----
 enum class Legacy { kQ4_0, kQ4_1, kQ5_0, kQ5_1 };
 
 template <Legacy T, int RX, int NP>

@@ -1,5 +1,5 @@
 // The Isa::kAvx512Vnni panel kernels of qpanels.h: 512-bit vpdpbusd of 16 panel rows (unsigned:
-// Q8_0 quants + 128, Q4_0 / Q4_1 nibbles, Q5_0 / Q5_1 5-bit values) against four broadcast activation bytes (signed), a register
+// Q8_0 quants + 128, Q4_0 / Q4_1 nibbles, Q5_0 / Q5_1 5-bit values, IQ4 grid values + 128) against four broadcast activation bytes (signed), a register
 // tile of up to kPanelTileX activation rows × kPanelTileMax panels. Per block and output lane: the
 // exact int32 dot (minus 128·Σx or 8·Σx), one f32 multiply of the scales and one FMA — the
 // reference's operations.
@@ -76,7 +76,15 @@ inline void add_group(__m512i (&s)[RX][NP], const __m512i (&w)[NP], const BlockQ
   }
 }
 
-template <bool Q4, int RX, int NP>
+// The IQ4 grid values + 128 (1..241: unsigned, as vpdpbusd wants) in every 128-bit lane, for vpshufb.
+inline __m512i grid_table_u8() {
+  alignas(64) uint8_t t[64];
+  for (int i = 0; i < 64; ++i) t[i] = uint8_t(quant::kIQ4NLValues[i % 16] + 128);
+  return _mm512_load_si512(t);
+}
+
+// Q8_0 (Q4 false), Q4_0 (Q4 true) and IQ4_NL (Q4 and Grid: the nibbles index the grid + 128).
+template <bool Q4, int RX, int NP, bool Grid = false>
 void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
                 const uint8_t* x, int64_t xs, float* y, int64_t ys) {
   __m512 acc[RX][NP];
@@ -84,7 +92,11 @@ void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
   const BlockQ8A* xr[RX];
   row_pointers(x, xs, xr);
 
+  constexpr int64_t kQuantBytes = (Q4 ? 4 : 8) * kPanelGroupBytes;
+  [[maybe_unused]] const __m512i grid = Grid ? grid_table_u8() : _mm512_setzero_si512();
   for (int64_t b = 0; b < nb; ++b) {
+    if (RX == 1 && b + 4 < nb)
+      for (int c = 0; c < NP; ++c) prefetch_bytes(panels + sb + (b + 4) * kQuantBytes + c * pb, kQuantBytes);
     __m512i s[RX][NP];
     zero(s);
     if constexpr (Q4) {
@@ -99,6 +111,10 @@ void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
           const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + g * kPanelGroupBytes));
           lo[c] = _mm512_and_si512(v, m4);
           hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+          if constexpr (Grid) {
+            lo[c] = _mm512_shuffle_epi8(grid, lo[c]);
+            hi[c] = _mm512_shuffle_epi8(grid, hi[c]);
+          }
         }
         add_group<RX, NP>(s, lo, xr, b, 4 * g);
         add_group<RX, NP>(s, hi, xr, b, 16 + 4 * g);
@@ -121,7 +137,7 @@ void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
           _mm256_load_si256(reinterpret_cast<const __m256i*>(panels + c * pb + b * kPanelRows * 2)));
     #pragma GCC unroll 8
     for (int i = 0; i < RX; ++i) {
-      const __m512i corr = _mm512_set1_epi32((Q4 ? 8 : 128) * xr[i][b].sum);
+      const __m512i corr = _mm512_set1_epi32((Q4 && !Grid ? 8 : 128) * xr[i][b].sum);
       const __m512 dx = _mm512_set1_ps(xr[i][b].d);
       #pragma GCC unroll 8
       for (int c = 0; c < NP; ++c) {
@@ -412,6 +428,73 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
   store_tile<RX, NP>(acc, ncol, y, ys);
 }
 
+// ---- IQ4_XS: the nibbles index the grid + 128 (vpshufb); per sub-block of 32 (groups 4j .. 4j+3:
+// low nibbles elements 4g.., high nibbles 16+4g..) the exact dot minus 128·Σx, times the row's
+// sub-block scale l_j (int8), summed in int32 over the super-block. ----
+template <int RX, int NP>
+void tile_iq4_xs_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
+                       const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+  __m512 acc[RX][NP];
+  zero(acc);
+  const quant::BlockQ8_K* xr[RX];
+  row_pointers(x, xs, xr);
+  const __m512i m4 = _mm512_set1_epi8(15), grid = grid_table_u8();
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * kPanelQ4KQuantBytes;
+    if (RX == 1 && b + 1 < nb)
+      for (int c = 0; c < NP; ++c) prefetch_bytes(q + c * pb + kPanelQ4KQuantBytes, kPanelQ4KQuantBytes);
+    const uint8_t* sc = panels + b * kPanelIQ4XSScaleBytes;
+    __m512i t[RX][NP];
+    zero(t);
+#pragma GCC unroll 1
+    for (int j = 0; j < 8; ++j) {
+      __m512i p[RX][NP];
+      zero(p);
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        __m512i lo[NP], hi[NP];
+#pragma GCC unroll 8
+        for (int c = 0; c < NP; ++c) {
+          const __m512i v =
+              _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + (4 * j + g) * kPanelGroupBytes));
+          lo[c] = _mm512_shuffle_epi8(grid, _mm512_and_si512(v, m4));
+          hi[c] = _mm512_shuffle_epi8(grid, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
+        }
+#pragma GCC unroll 8
+        for (int i = 0; i < RX; ++i) {
+          int32_t xl, xh;
+          std::memcpy(&xl, xr[i][b].qs + 32 * j + 4 * g, 4);
+          std::memcpy(&xh, xr[i][b].qs + 32 * j + 16 + 4 * g, 4);
+          const __m512i vl = _mm512_set1_epi32(xl), vh = _mm512_set1_epi32(xh);
+#pragma GCC unroll 8
+          for (int c = 0; c < NP; ++c) p[i][c] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(p[i][c], lo[c], vl), hi[c], vh);
+        }
+      }
+#pragma GCC unroll 8
+      for (int c = 0; c < NP; ++c) {
+        const __m512i lv = _mm512_cvtepi8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 32 + 16 * j)));
+#pragma GCC unroll 8
+        for (int i = 0; i < RX; ++i) {
+          const int32_t sx = int32_t(xr[i][b].bsums[2 * j]) + int32_t(xr[i][b].bsums[2 * j + 1]);
+          t[i][c] = _mm512_add_epi32(t[i][c],
+                                     _mm512_mullo_epi32(_mm512_sub_epi32(p[i][c], _mm512_set1_epi32(128 * sx)), lv));
+        }
+      }
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) {
+      const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb)));
+#pragma GCC unroll 8
+      for (int i = 0; i < RX; ++i)
+        acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xr[i][b].d)),
+                                    _mm512_cvtepi32_ps(t[i][c]), acc[i][c]);
+    }
+  }
+  store_tile<RX, NP>(acc, ncol, y, ys);
+}
+
 // The kernels of one type as Tile<RX, NP>::run, for dispatch.
 template <int RX, int NP>
 struct Q8_0Tile {
@@ -425,6 +508,20 @@ struct Q4_0Tile {
   static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
                   float* y, int64_t ys) {
     tile_fixed<true, RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
+  }
+};
+template <int RX, int NP>
+struct IQ4_NLTile {
+  static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+                  float* y, int64_t ys) {
+    tile_fixed<true, RX, NP, true>(nb, p, pb, sb, ncol, x, xs, y, ys);
+  }
+};
+template <int RX, int NP>
+struct IQ4_XSTile {
+  static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+                  float* y, int64_t ys) {
+    tile_iq4_xs_fixed<RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
   }
 };
 template <int RX, int NP>
@@ -479,14 +576,14 @@ void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np,
   }
 }
 
-// Q5_K, IQ4_NL, IQ4_XS: none yet (AVX-512 VNNI CPUs run their AVX2 kernels: best_panel_isa).
+// Q5_K: none yet (AVX-512 VNNI CPUs run its AVX2 kernel: best_panel_isa).
 const PanelKernels kTable = {dispatch<Q8_0Tile>,
                              dispatch<Q4_0Tile>,
                              dispatch<Q4_KTile>,
                              dispatch<Q6_KTile>,
                              nullptr,
-                             nullptr,
-                             nullptr,
+                             dispatch<IQ4_NLTile>,
+                             dispatch<IQ4_XSTile>,
                              dispatch<LegacyTile<Legacy::kQ4_1>::Tile>,
                              dispatch<LegacyTile<Legacy::kQ5_0>::Tile>,
                              dispatch<LegacyTile<Legacy::kQ5_1>::Tile>,
