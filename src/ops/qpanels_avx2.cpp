@@ -13,6 +13,7 @@
 // Signed weights (Q8_0's quants: the panel's quant + 128 could reach 2·255·127; the IQ4 grid values)
 // take the sign trick instead, vpmaddubsw(|w|, sign(x, w)): below.
 #include "ops/qpanels.h"
+#include "ops/prefetch.h"
 
 #include "quant/blocks.h"
 
@@ -80,13 +81,6 @@ inline void store_tile(const __m256 (&acc)[RX][H], int ncol, float* y, int64_t y
         std::memcpy(y + i * ys + 8 * h, t, size_t(valid) * sizeof(float));
       }
     }
-}
-
-// Asks for the cache lines of [p, p + bytes) ahead of their use. A decode tile reads its panels'
-// blocks one after another, and without this the hardware prefetcher does not keep up (measured:
-// docs/ops.md, "Prefetching the next block").
-inline void prefetch_bytes(const uint8_t* p, int64_t bytes) {
-  for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(p + l), _MM_HINT_T0);
 }
 
 // Half h of a tile of NP panels: panel h / 2, rows 8·(h % 2) ..
@@ -274,8 +268,7 @@ void tile_q6_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
 // prefetched, each of its ql and qh groups loaded once — qh group 8·hh + g holds the high bits of
 // quarters 0..3, ql groups 16·hh + g and 16·hh + 8 + g the low bits of quarters 0, 2 and 1, 3 — so
 // a 256-bit load feeds four (qh) or two (ql) weight vectors, and the few live vectors stay in
-// registers. The integer sums and the f32
-// steps per output are tile_q6_k's (and the reference's).
+// registers. The integer sums and the f32 steps per output are tile_q6_k's (and the reference's).
 template <int NP>
 void tile_q6_k_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
                    int64_t xs, float* y, int64_t ys) {

@@ -4,6 +4,7 @@
 // exact int32 dot (minus 128·Σx or 8·Σx), one f32 multiply of the scales and one FMA — the
 // reference's operations.
 #include "ops/qpanels.h"
+#include "ops/prefetch.h"
 
 #include "quant/blocks.h"
 
@@ -19,13 +20,6 @@
 
 namespace ork::ops {
 namespace {
-
-// Asks for the cache lines of [p, p + bytes) ahead of their use: a decode tile (one activation
-// row) reads its panels' blocks one after another faster than the hardware prefetcher fetches them
-// (measured: docs/ops.md, "Prefetching the next block").
-inline void prefetch_bytes(const uint8_t* p, int64_t bytes) {
-  for (int64_t l = 0; l < bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(p + l), _MM_HINT_T0);
-}
 
 template <int RX, int NP>
 inline void zero(__m512 (&a)[RX][NP]) {
