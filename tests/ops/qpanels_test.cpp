@@ -288,9 +288,9 @@ TEST(QPanels, IQ4KernelsAreExactAtTheLargestProducts) {
 }
 
 // Q4_0 / Q4_1 / Q5_0 / Q5_1 at their largest products: every q at 15 or 31 (Q4_0, Q5_0: q = 0, the
-// weight −8 or −16, on odd rows) against activations all ±127 — vpmaddubsw lanes of 2·31·127 = 7874, the AVX2
-// kernel's int16 sum of a low and a high nibble group 15748. Bit for bit on every ISA, and the
-// reference against the formula.
+// weight −8 or −16, on odd rows) against activations all ±127 — vpmaddubsw lanes of 2·31·127 = 7874,
+// the AVX2 kernel's int16 sum of a low and a high nibble group 15748. Bit for bit on every ISA, and
+// the reference against the formula.
 TEST(QPanels, LegacyKernelsAreExactAtTheLargestProducts) {
   const int64_t n = 20, k = 512, nb = k / 32;
   ThreadPool pool(2);

@@ -48,9 +48,14 @@ struct Fixture {
 // gtest prints a parameter with this (the name, not the object's bytes).
 void PrintTo(const Fixture& f, std::ostream* os) { *os << f.name; }
 
+// tests/fixtures/llama_cpp_greedy/ of the source tree: the fixtures and the mixes they name.
+std::filesystem::path fixture_dir() {
+  return std::filesystem::path(ork::testing::source_dir()) / "tests/fixtures/llama_cpp_greedy";
+}
+
 std::vector<Fixture> fixtures() {
   std::vector<Fixture> out;
-  const std::filesystem::path dir = std::filesystem::path(ork::testing::source_dir()) / "tests/fixtures/llama_cpp_greedy";
+  const std::filesystem::path dir = fixture_dir();
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     if (e.path().extension() != ".txt") continue;
     Fixture f;
@@ -143,8 +148,7 @@ TEST_P(LlamaCppOracle, GreedyTokensAndLogitsMatch) {
     ASSERT_TRUE(f.fields.count(key)) << f.name << " lacks '" << key << "'";
   }
   if (f.fields.count("file")) {  // a llama-quantize mix, committed beside the fixture
-    const std::string path = std::string(ork::testing::source_dir()) + "/tests/fixtures/llama_cpp_greedy/" +
-                             f.fields.at("file");
+    const std::string path = (fixture_dir() / f.fields.at("file")).string();
     ASSERT_TRUE(std::filesystem::exists(path)) << path;
     check_against_llama_cpp(f, path, true);
     check_against_llama_cpp(f, path, false);
