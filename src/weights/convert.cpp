@@ -11,6 +11,7 @@
 #include "weights/orkpack_format.h"
 #include "weights/pack_grouped.h"
 #include "weights/pack_writer.h"
+#include "weights/packed_int4.h"
 
 namespace ork::weights {
 
@@ -42,7 +43,8 @@ ConvertResult convert(const model::Model& model, const ConvertOptions& options) 
   for (size_t i = 0; i < linears.size(); ++i) {
     const model::Linear& w = *linears[i];
     {
-      const PackedHost p = pack_linear_grouped(w, options.dtype, &pool);
+      const PackedHost p = options.dtype == npu::Dtype::kI4 ? pack_linear_i4(w, &pool)
+                                                            : pack_linear_grouped(w, options.dtype, &pool);
       if (options.evict_src) model.file().mapping().drop_pages(w.w->offset, w.w->n_bytes);
       if (writer.append(w.name(), p.view())) ++r.weights;
     }  // the packed copy is freed before the next weight

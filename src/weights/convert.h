@@ -18,6 +18,7 @@ namespace ork::weights {
 
 struct ConvertOptions {
   std::string output_path;
+  // kI8 (pack_linear_grouped), kI4 (pack_linear_i4: what `--npu-wtype i4` loads) or kF16.
   npu::Dtype dtype = npu::Dtype::kI8;
   int threads = 0;         // 0: all cores
   bool evict_src = false;  // drop each source tensor's pages once packed (ORK_EVICT_SRC)

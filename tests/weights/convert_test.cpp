@@ -11,6 +11,7 @@
 
 #include "weights/pack_grouped.h"
 #include "weights/pack_reader.h"
+#include "weights/packed_int4.h"
 #include "weights/store.h"
 #include "core/error.h"
 #include "weights_test_util.h"
@@ -68,6 +69,30 @@ TEST(Convert, F16RoundTrip) {
     EXPECT_TRUE(pack->verify(*e));
     EXPECT_TRUE(same_bytes(pack->view(*e), pack_linear_grouped(*l, npu::Dtype::kF16, nullptr).view()));
   }
+}
+
+TEST(Convert, Int4PackHoldsPackLinearI4AndServesTheInt4Store) {
+  ork::testing::TempDir dir;
+  const auto m = make_model(dir.file("m.gguf"));
+  ConvertOptions o;
+  o.output_path = dir.file("m.orkpack");
+  o.dtype = npu::Dtype::kI4;
+  o.threads = 2;
+  convert(*m, o);
+  const auto pack = PackReader::open(o.output_path);
+  EXPECT_EQ(pack->header().dtype, npu::Dtype::kI4);
+  for (const model::Linear* l : m->weights().linears()) {
+    const PackEntry* e = pack->find(l->name());
+    ASSERT_NE(e, nullptr);
+    EXPECT_TRUE(pack->verify(*e));
+    EXPECT_TRUE(same_bytes(pack->view(*e), pack_linear_i4(*l, nullptr).view()));
+  }
+  StoreOptions so{o.output_path, false};
+  so.wtype = npu::Dtype::kI4;
+  Store s(*m, so);
+  for (const model::Linear* l : m->weights().linears()) EXPECT_EQ(s.get(*l).view.dtype, npu::Dtype::kI4);
+  EXPECT_EQ(s.stats().packed, 0u);
+  EXPECT_EQ(s.stats().loaded, m->weights().linears().size());
 }
 
 TEST(Convert, FailureMidwayLeavesNoFileUnderTheFinalName) {

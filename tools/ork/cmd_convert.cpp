@@ -12,6 +12,7 @@
 #include "core/json.h"
 #include "model/model.h"
 #include "npu/layout.h"
+#include "runtime/npu_wtype.h"
 #include "weights/convert.h"
 
 namespace ork::cli {
@@ -20,7 +21,7 @@ namespace {
 const std::vector<OptionSpec> kConvertOptions = {
     {{"-m", "--model"}, true, "GGUF model file (default: the embedded default model)"},
     {{"-o", "--output"}, true, "the .orkpack to write (default: MODEL with .orkpack for .gguf)"},
-    {{"--dtype"}, true, "i8 (default; what the NPU path loads) | f16"},
+    {{"--dtype"}, true, "i8 (default; what the NPU path loads) | i4 (what --npu-wtype i4 loads) | auto (i4 for a 4/5-bit GGUF, as --npu-wtype auto) | f16"},
     {{"-t", "--threads"}, true, "threads (default: all cores)"},
     {{"--evict-src"}, false, "drop each source tensor's pages once packed (ORK_EVICT_SRC=1)"},
     {{"--json"}, false, "print {weights, bytes, ms, peak_rss_bytes} as JSON at the end"},
@@ -48,12 +49,8 @@ int cmd_convert(const std::vector<std::string>& argv) {
   weights::ConvertOptions o;
   o.output_path = args.get_or("--output", default_output(model_path));
   const std::string dtype = args.get_or("--dtype", "i8");
-  if (dtype == "i8") {
-    o.dtype = npu::Dtype::kI8;
-  } else if (dtype == "f16") {
-    o.dtype = npu::Dtype::kF16;
-  } else {
-    throw UsageError{"--dtype: '" + dtype + "' is not one of i8, f16"};
+  if (dtype != "i8" && dtype != "i4" && dtype != "auto" && dtype != "f16") {
+    throw UsageError{"--dtype: '" + dtype + "' is not one of i8, i4, auto, f16"};
   }
   o.threads = int(args.get_int("--threads", 0, 1, 1024));
   o.evict_src = args.has("--evict-src") || env_flag("ORK_EVICT_SRC", false);
@@ -72,6 +69,8 @@ int cmd_convert(const std::vector<std::string>& argv) {
   }
 
   const auto model = model::Model::load(model_path);
+  o.dtype = dtype == "f16" ? npu::Dtype::kF16
+                           : runtime::resolve_npu_wtype(runtime::parse_npu_wtype(dtype), model->weights());
   const weights::ConvertResult r = weights::convert(*model, o);
   if (json) {
     JsonWriter j;
