@@ -21,6 +21,8 @@
 // Every phase has a breakdown of its time: submits × submit_us, tasks × task_us, the DDR bytes at
 // ddr_gbps, the busiest core, the CPU's share. *_w4a8_schedule_auto: `--npu-wtype i4 --schedule
 // auto`, the CPU side priced as the CPU int4 path (runtime/cpu_int4_cost.h: 0.5 byte per weight).
+// The *_w4a4 phases price `--npu-wtype i4a4`: the same int4 weights and jobs with int4 activations,
+// one int4 row per token (W4A4: half the activation rows and MACs of W4A8 by splitting).
 // Usage: board_model [--board-profile FILE] [--model NAME]   (--model: price that shape only)
 #include <algorithm>
 #include <cstdio>
@@ -96,10 +98,10 @@ void add_sim_delta(const npu::sim::SimStats& before, const npu::sim::SimStats& a
 
 // The modeled cost of one job of int8 matmuls sharing an (m × k) input, one per entry of `ns` (an
 // (n × k) weight each), added `times` times to `ph`.
-// kI4: W4A8 by splitting, 2·m int4 rows against int4 weights.
+// kI4: W4A8 by splitting, 2·m int4 rows against int4 weights; with a4 (W4A4) m int4 rows.
 void price(npu::Device& dev, npu::MatmulScratch& scratch, int64_t m, int64_t k, std::vector<int64_t> ns,
-           double times, Phase& ph, npu::Dtype wtype = npu::Dtype::kI8) {
-  if (wtype == npu::Dtype::kI4) m *= 2;
+           double times, Phase& ph, npu::Dtype wtype = npu::Dtype::kI8, bool a4 = false) {
+  if (wtype == npu::Dtype::kI4 && !a4) m *= 2;
   std::vector<npu::PackedWeight> ws(ns.size());
   std::vector<const npu::PackedWeight*> wp;
   std::vector<std::vector<int32_t>> c(ns.size());
@@ -123,10 +125,10 @@ void price(npu::Device& dev, npu::MatmulScratch& scratch, int64_t m, int64_t k, 
 // or split along N (the NPU part priced by the simulator, the time the call outlasts it added as CPU
 // time, as runtime::HybridMatmul counts it).
 void price_scheduled(npu::Device& dev, npu::MatmulScratch& scratch, const runtime::Scheduler* sched, int64_t m,
-                     int64_t k, std::vector<int64_t> ns, double times, Phase& ph, npu::Dtype wtype) {
+                     int64_t k, std::vector<int64_t> ns, double times, Phase& ph, npu::Dtype wtype, bool a4) {
   const runtime::Choice c = sched != nullptr ? sched->choose(m, k, ns) : runtime::Choice{};
   if (c.split) {
-    price(dev, scratch, m, k, c.npu_rows, times, ph, wtype);
+    price(dev, scratch, m, k, c.npu_rows, times, ph, wtype, a4);
     const double extra = std::max(0.0, c.split_ns - c.split_npu_ns);
     ph.ns += times * extra;
     ph.cpu_ns += times * extra;
@@ -135,7 +137,7 @@ void price_scheduled(npu::Device& dev, npu::MatmulScratch& scratch, const runtim
     return;
   }
   if (!c.cpu) {
-    price(dev, scratch, m, k, std::move(ns), times, ph, wtype);
+    price(dev, scratch, m, k, std::move(ns), times, ph, wtype, a4);
     return;
   }
   for (int64_t n : ns) {
@@ -148,14 +150,14 @@ void price_scheduled(npu::Device& dev, npu::MatmulScratch& scratch, const runtim
 
 // grouped: Q/K/V and gate/up as one job each (as ork runs a resident model); else one job per matmul.
 // sched: each group where --schedule auto puts it (grouped only); null: all on the NPU.
-// wtype: the device weight type (kI4: --npu-wtype i4).
+// wtype: the device weight type (kI4: --npu-wtype i4); a4: int4 activations (--npu-wtype i4a4).
 Phase price_model(npu::Device& dev, const Shape& s, int64_t m, bool grouped,
-                  const runtime::Scheduler* sched = nullptr, npu::Dtype wtype = npu::Dtype::kI8) {
+                  const runtime::Scheduler* sched = nullptr, npu::Dtype wtype = npu::Dtype::kI8, bool a4 = false) {
   npu::MatmulScratch scratch(dev);
   Phase ph;
   const auto price = [&](npu::Device& d, npu::MatmulScratch& sc, int64_t mm, int64_t k, std::vector<int64_t> ns,
                          double times, Phase& p) {
-    price_scheduled(d, sc, sched, mm, k, std::move(ns), times, p, wtype);
+    price_scheduled(d, sc, sched, mm, k, std::move(ns), times, p, wtype, a4);
   };
   const int64_t q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
   const double L = double(s.layers);
@@ -311,6 +313,16 @@ int main(int argc, char** argv) {
       write_phase(j, price_model(*dev, s, 128, true, &sched_i4, npu::Dtype::kI4), 128, o.board);
       j.key("decode_w4a8_one_job_per_matmul");
       write_phase(j, price_model(*dev, s, 1, false, nullptr, npu::Dtype::kI4), 1, o.board);
+      j.key("decode_w4a4");
+      write_phase(j, price_model(*dev, s, 1, true, nullptr, npu::Dtype::kI4, true), 1, o.board);
+      j.key("prefill_128_w4a4");
+      write_phase(j, price_model(*dev, s, 128, true, nullptr, npu::Dtype::kI4, true), 128, o.board);
+      const runtime::Scheduler sched_a4(runtime::Schedule::kAuto, o.board, dev->caps().cores, 128, true,
+                                        npu::Dtype::kI4, true);
+      j.key("decode_w4a4_schedule_auto");
+      write_phase(j, price_model(*dev, s, 1, true, &sched_a4, npu::Dtype::kI4, true), 1, o.board);
+      j.key("prefill_128_w4a4_schedule_auto");
+      write_phase(j, price_model(*dev, s, 128, true, &sched_a4, npu::Dtype::kI4, true), 128, o.board);
       j.key("decode_w4a8_g32_earlier");
       write_phase(j, price_model_i4(*dev, s, 1, 32), 1, o.board);
       j.key("rkllm").begin_object();

@@ -100,8 +100,9 @@ typedef struct ork_model_options {
    * multiple of 32. Another name: ORK_ERR_INVALID_ARG. */
   const char* kv_type;
   /* npu/sim: the device form of the linear weights: "i8" (int8 per row), "i4" (int4 with one scale per
-   * row, W4A8 on the device: half the device weight bytes), or "auto" (i4
-   * when most linear weights are 4/5-bit GGUF types); NULL: "i8". Another name: ORK_ERR_INVALID_ARG. */
+   * row, W4A8 on the device: half the device weight bytes), "i4a4" (the same weights with int4
+   * activations, W4A4: less accurate), or "auto" (i4 when most linear weights are 4/5-bit GGUF types);
+   * NULL: "i8". Another name: ORK_ERR_INVALID_ARG. */
   const char* npu_wtype;
 } ork_model_options;
 

@@ -28,17 +28,17 @@ std::array<std::vector<sim::TaskWork>, 3> job_task_work(const JobPlan& job) {
 
 namespace {
 
-// One submit of `m` rows (m ≤ m_max; for kI4 two int4 rows each).
+// One submit of `m` rows (m ≤ m_max; for kI4 two int4 rows each, one with a4).
 sim::JobCost one_submit(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns, uint32_t cores,
-                        Dtype wtype) {
-  const int64_t rows = wtype == Dtype::kI4 ? 2 * m : m;
+                        Dtype wtype, bool a4) {
+  const int64_t rows = wtype == Dtype::kI4 && !a4 ? 2 * m : m;
   return sim::cost_job(p, job_task_work(plan_job(rows, k, ns, wtype, cores)), false);
 }
 
 }  // namespace
 
 sim::OverlapSide estimate_job_side(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns,
-                                   uint32_t cores, int64_t m_max, Dtype wtype) {
+                                   uint32_t cores, int64_t m_max, Dtype wtype, bool a4) {
   ORK_CHECK(m >= 1 && m_max >= 1, "estimate_job_ns: m ", m, ", m_max ", m_max);
   const int64_t full = m / m_max, rest = m % m_max;
   sim::OverlapSide s;
@@ -47,14 +47,14 @@ sim::OverlapSide estimate_job_side(const sim::BoardProfile& p, int64_t m, int64_
     s.fixed_ns += times * p.submit_us * 1e3;
     s.bytes += times * double(c.ddr_bytes);
   };
-  if (full > 0) add(one_submit(p, m_max, k, ns, cores, wtype), double(full));
-  if (rest > 0) add(one_submit(p, rest, k, ns, cores, wtype), 1);
+  if (full > 0) add(one_submit(p, m_max, k, ns, cores, wtype, a4), double(full));
+  if (rest > 0) add(one_submit(p, rest, k, ns, cores, wtype, a4), 1);
   return s;
 }
 
 double estimate_job_ns(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns,
-                       uint32_t cores, int64_t m_max, Dtype wtype) {
-  return estimate_job_side(p, m, k, ns, cores, m_max, wtype).ns;
+                       uint32_t cores, int64_t m_max, Dtype wtype, bool a4) {
+  return estimate_job_side(p, m, k, ns, cores, m_max, wtype, a4).ns;
 }
 
 }  // namespace ork::npu

@@ -18,12 +18,13 @@ namespace ork::npu {
 std::array<std::vector<sim::TaskWork>, 3> job_task_work(const JobPlan& job);
 
 // ns: one entry per weight of the job (one entry: a single matmul). cores: 1..3. m_max ≥ 1.
-// wtype kI4: int4 weights, W4A8 by splitting — each of the m rows is two int4 rows of the job.
+// wtype kI4: int4 weights, W4A8 by splitting — each of the m rows is two int4 rows of the job —
+// or, with a4 (W4A4, `--npu-wtype i4a4`), one int4 row each.
 double estimate_job_ns(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns,
-                       uint32_t cores, int64_t m_max, Dtype wtype = Dtype::kI8);
+                       uint32_t cores, int64_t m_max, Dtype wtype = Dtype::kI8, bool a4 = false);
 // The same job as a side of an overlapped call (sim::cost_overlapped_ns): its time, its submits'
 // fixed cost, its DDR bytes.
 sim::OverlapSide estimate_job_side(const sim::BoardProfile& p, int64_t m, int64_t k, std::span<const int64_t> ns,
-                                   uint32_t cores, int64_t m_max, Dtype wtype = Dtype::kI8);
+                                   uint32_t cores, int64_t m_max, Dtype wtype = Dtype::kI8, bool a4 = false);
 
 }  // namespace ork::npu

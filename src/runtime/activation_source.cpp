@@ -3,7 +3,9 @@
 #include "core/error.h"
 #include "core/quote.h"
 #include "model/non_finite.h"
+#include "quant/hadamard.h"
 #include "quant/quantize_activations.h"
+#include "quant/requant_int4.h"
 
 namespace ork::runtime {
 
@@ -28,6 +30,21 @@ void ActivationSource::quantize(const model::Linear& w, int64_t m, std::vector<i
     const int64_t bad = quant::quantize_activations_i8(act.data(), 1, k, xq.data() + r * k, sa.data() + r, rot);
     if (bad >= 0) model::fail_non_finite(act[size_t(bad)], r * k + bad, k, "input of", w);
   }
+}
+
+void ActivationSource::quantize_i4(const model::Linear& w, int64_t m, std::vector<int8_t>& xq, std::vector<float>& sa,
+                                   std::vector<float>& act, std::vector<float>& rot) const {
+  const int64_t k = w.k;
+  if (this->xq != nullptr) {
+    xq.assign(this->xq, this->xq + m * k);
+    sa.assign(this->sa, this->sa + m);
+    return;
+  }
+  const float* rows = materialize(w, m, act);
+  model::check_finite(rows, m, k, "input of", w);
+  xq.resize(size_t(m * k));
+  sa.resize(size_t(m));
+  quant::quantize_rows_i4(quant::rotate_for_int8(rows, m, k, rot), m, k, xq.data(), sa.data());
 }
 
 const float* ActivationSource::materialize(const model::Linear& w, int64_t m, std::vector<float>& all) const {

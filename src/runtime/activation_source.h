@@ -35,6 +35,10 @@ struct ActivationSource {
   // quantized).
   void quantize(const model::Linear& w, int64_t m, std::vector<int8_t>& xq, std::vector<float>& sa,
                 std::vector<float>& act, std::vector<float>& rot) const;
+  // The same for W4A4 (`--npu-wtype i4a4`, `--cpu-int4 w4a4`): xq holds int4 codes (−7..7) of the
+  // rotated rows, quant::quantize_rows_i4 — a gated input is computed whole into act first.
+  void quantize_i4(const model::Linear& w, int64_t m, std::vector<int8_t>& xq, std::vector<float>& sa,
+                   std::vector<float>& act, std::vector<float>& rot) const;
   // The input as f32 rows (not checked finite): x itself, or glu(x, up) written into `all` (m × k).
   // A quantized source has no f32 rows: ork::Error.
   const float* materialize(const model::Linear& w, int64_t m, std::vector<float>& all) const;

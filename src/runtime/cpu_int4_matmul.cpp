@@ -113,16 +113,11 @@ void CpuInt4Matmul::multiply(const Weight& q, int64_t k, int64_t n0, int64_t n, 
 }
 
 void CpuInt4Matmul::quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m) {
-  if (!scheme_.a4) {  // the NPU path's activations: one pass per row
+  if (scheme_.a4) {
+    in.quantize_i4(w, m, xq_, sa_, act_, xr_);
+  } else {  // the NPU path's activations: one pass per row
     in.quantize(w, m, xq_, sa_, act_, xr_);
-    return;
   }
-  const int64_t k = w.k;
-  const float* x = in.materialize(w, m, act_);
-  model::check_finite(x, m, k, "input of", w);
-  xq_.resize(size_t(m * k));
-  sa_.resize(size_t(m));
-  quant::quantize_rows_i4(quant::rotate_for_int8(x, m, k, xr_), m, k, xq_.data(), sa_.data());
 }
 
 void CpuInt4Matmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {

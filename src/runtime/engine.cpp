@@ -231,6 +231,7 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
     }
     npu_backend = std::make_unique<NpuMatmul>(*device_, *cache_, prefetcher_.get(), scratch_);
     npu_backend->set_expert_prefetch(options.expert_prefetch);
+    npu_backend->set_int4_activations(int4_activations(options.npu_wtype));
     if (device_->sim_kernel() != nullptr) {
       host_meter_ = std::make_unique<HostWorkMeter>(device_->sim_kernel()->options().board,
                                                     host_shape_of(model_->config(), kv_type_of(options)));
@@ -254,7 +255,8 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   }
   Scheduler scheduler(options.schedule, npu::sim::load_board_profile(options.npu.board_profile),
                       std::max<uint32_t>(1, std::min<uint32_t>(3, device_->caps().cores)), plan_->m_max,
-                      plan_->mode == weights::Residency::kResident, plan_->wtype);
+                      plan_->mode == weights::Residency::kResident, plan_->wtype,
+                      int4_activations(options.npu_wtype));
   auto hybrid = std::make_unique<HybridMatmul>(std::move(npu_backend), *pool_, model_->weights().linears().size(),
                                                std::move(scheduler), options.npu.sim_timing_only);
   hybrid_ = hybrid.get();
@@ -495,7 +497,8 @@ MemoryPlan plan_memory(const EngineOptions& options, int64_t n_ctx) {
     if (options.schedule != Schedule::kNpu) {  // as the Engine builds its HybridMatmul's Scheduler
       const Scheduler scheduler(options.schedule, npu::sim::load_board_profile(options.npu.board_profile),
                                 std::max<uint32_t>(1, std::min<uint32_t>(3, caps.cores)), plan.m_max,
-                                plan.mode == weights::Residency::kResident, plan.wtype);
+                                plan.mode == weights::Residency::kResident, plan.wtype,
+                                int4_activations(options.npu_wtype));
       const PlannedCpuCopies copies = planned_cpu_copy_bytes(scheduler, model->weights(), plan);
       mp.cpu_copy_bytes = copies.bytes;
       mp.cpu_copy_weights = copies.weights;

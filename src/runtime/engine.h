@@ -101,8 +101,8 @@ struct EngineOptions {
   std::string persist_path;     // .orkpack cache (ORK_PERSIST, --persist); "" = none
   bool evict_src = false;       // drop GGUF pages of packed weights (ORK_EVICT_SRC, --evict-src)
   std::string tokenizer_pre;     // non-empty: overrides tokenizer.ggml.pre (--tokenizer-pre)
-  // npu/sim: the device form of the linear weights (runtime/npu_wtype.h; --npu-wtype). i4 needs
-  // schedule npu (the schedule's CPU calls are int8) and no caller scratch memory (scratch_mem).
+  // npu/sim: the device form of the linear weights, and for i4a4 of the activations
+  // (runtime/npu_wtype.h; --npu-wtype). Any schedule: its CPU calls use the same int4 scheme.
   NpuWtype npu_wtype = NpuWtype::kI8;
   // npu/sim: where each linear runs (runtime/schedule.h; --schedule). npu: all on the device.
   Schedule schedule = Schedule::kNpu;

@@ -27,8 +27,11 @@ HybridMatmul::HybridMatmul(std::unique_ptr<NpuMatmul> npu, ThreadPool& pool, siz
                            bool skip_cpu_arithmetic)
     : npu_(std::move(npu)), cpu_(pool, n_weights), scheduler_(std::move(scheduler)),
       skip_cpu_arithmetic_(skip_cpu_arithmetic) {
-  if (scheduler_.wtype() == npu::Dtype::kI4) {
-    cpu_i4_ = std::make_unique<CpuInt4Matmul>(pool, n_weights, Int4Scheme::parse("w4a8"));  // packed_int4.h's scheme
+  ORK_CHECK(npu_->int4_activations() == scheduler_.int4_activations(),
+            "hybrid matmul: the NPU backend and the schedule disagree on int4 activations");
+  if (scheduler_.wtype() == npu::Dtype::kI4) {  // packed_int4.h's weights; W4A8, or W4A4 for i4a4
+    cpu_i4_ = std::make_unique<CpuInt4Matmul>(pool, n_weights,
+                                              Int4Scheme::parse(scheduler_.int4_activations() ? "w4a4" : "w4a8"));
   }
 }
 
@@ -82,7 +85,11 @@ void HybridMatmul::run_split(std::span<const model::Linear* const> ws, const Act
   // The simulator charges the NPU job (split_npu_ns); the board time beyond it is the CPU's share.
   cpu_modeled_ns_ += std::max(0.0, c.split_ns - c.split_npu_ns);
   // One quantization of the input (and one finiteness check), read by both sides.
-  in.quantize(*ws[0], m, split_xq_, split_sa_, split_act_, split_rot_);
+  if (scheduler_.int4_activations()) {
+    in.quantize_i4(*ws[0], m, split_xq_, split_sa_, split_act_, split_rot_);
+  } else {
+    in.quantize(*ws[0], m, split_xq_, split_sa_, split_act_, split_rot_);
+  }
   const ActivationSource q = ActivationSource::quantized(split_xq_.data(), split_sa_.data());
   npu_thread_.start([&] { npu_->matmul_rows(ws, q, m, ys, c.npu_rows); });
   try {

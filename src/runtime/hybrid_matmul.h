@@ -1,7 +1,8 @@
 // runtime::HybridMatmul — the MatmulBackend of an NPU device with a schedule (runtime/schedule.h):
 // each call (one linear, or a group sharing one input) runs on the NPU (NpuMatmul), on the CPU's
 // w8a8 int8 path (CpuInt8Matmul) — for int4 device weights (`--npu-wtype i4`) the CPU int4 path
-// with the same scheme, w4a8 per row (CpuInt4Matmul) — or split along N — the input quantized once,
+// with the same scheme, w4a8 per row, or w4a4 for `--npu-wtype i4a4` (CpuInt4Matmul) — or split
+// along N — the input quantized once,
 // then the first rows of every weight on the NPU (on an AsyncCall thread), the other rows on the
 // CPU's pool at the same time — as the Scheduler
 // chooses for its shape. All compute the same integers, so the tokens are the same whichever it

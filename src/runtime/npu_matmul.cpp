@@ -88,8 +88,12 @@ void NpuMatmul::model_loads(weights::ModeledLoads* loads, std::function<double()
   }
 }
 
-void NpuMatmul::quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m) {
-  in.quantize(w, m, xq_, sa_, act_, row_);
+void NpuMatmul::quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m, bool a4) {
+  if (a4) {
+    in.quantize_i4(w, m, xq_, sa_, act_, row_);
+  } else {
+    in.quantize(w, m, xq_, sa_, act_, row_);
+  }
 }
 
 std::pair<weights::Cache*, int32_t> NpuMatmul::source(const model::Linear& w) {
@@ -118,7 +122,6 @@ bool NpuMatmul::runs_as_one_job(std::span<const model::Linear* const> ws) {
 void NpuMatmul::run_resident_group(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
                                    std::span<float* const> ys, std::span<const int64_t> rows) {
   const int64_t k = ws[0]->k;
-  quantize_input(*ws[0], in, m);
   std::vector<std::pair<weights::Cache*, int32_t>> src;
   std::vector<weights::Cache::Lease> leases;
   std::vector<npu::PackedWeight> views;
@@ -138,9 +141,11 @@ void NpuMatmul::run_resident_group(std::span<const model::Linear* const> ws, con
   }
   const int64_t m_max = src[0].first->plan().m_max;
   const bool i4 = packed[0]->dtype == npu::Dtype::kI4;
-  const int64_t rows_per_token = i4 ? 2 : 1;  // W4A8 by splitting: two int4 rows per token
-  if (i4) split_input(m, k);
-  const int8_t* a = i4 ? halves_.data() : xq_.data();
+  const bool split = i4 && !int4_activations_;  // W4A8 by splitting: two int4 rows per token
+  const int64_t rows_per_token = split ? 2 : 1;
+  quantize_input(*ws[0], in, m, i4 && int4_activations_);
+  if (split) split_input(m, k);
+  const int8_t* a = split ? halves_.data() : xq_.data();
   group_c_.resize(ws.size());
   std::vector<void*> cs(ws.size());
   for (int64_t r0 = 0; r0 < m; r0 += m_max) {
@@ -154,7 +159,7 @@ void NpuMatmul::run_resident_group(std::span<const model::Linear* const> ws, con
       const float* sb = src[i].first->scales(src[i].second);
       const int64_t n = ws[i]->n, nr = packed[i]->n;
       const int32_t* sums = group_c_[i].data();
-      if (i4) sums = combine_halves(*ws[i], *src[i].first, src[i].second, sums, mc, 0, nr);
+      if (split) sums = combine_halves(*ws[i], *src[i].first, src[i].second, sums, mc, 0, nr);
       if (nr == n) {  // the one slice covers every row of the weight: results land in place
         quant::dequantize_i32(sums, mc, n, sa_.data() + r0, sb, ys[i] + r0 * n);
         continue;
@@ -230,9 +235,10 @@ void NpuMatmul::run(const model::Linear& w, const ActivationSource& in, int64_t 
   const weights::Plan& plan = cache.plan();
   const weights::WeightPlan& wp = plan.weights[size_t(widx)];
   const int64_t k = w.k;
-  quantize_input(w, in, m);
   const bool i4 = plan.wtype == npu::Dtype::kI4;
-  if (i4) split_input(m, k);
+  const bool split = i4 && !int4_activations_;
+  quantize_input(w, in, m, i4 && int4_activations_);
+  if (split) split_input(m, k);
 
   for (size_t s = 0; s < wp.slices.size(); ++s) {
     const weights::Slice& sl = wp.slices[s];
@@ -260,10 +266,14 @@ void NpuMatmul::run(const model::Linear& w, const ActivationSource& in, int64_t 
       ORK_CHECK(lease.weight().dtype == plan.wtype, "weight ", quote(w.name()), " is loaded as ",
                 npu::dtype_name(lease.weight().dtype), ", the plan has ", npu::dtype_name(plan.wtype));
       const int32_t* sums = nullptr;
-      if (i4) {
+      if (split) {
         r_.resize(size_t(2 * mc * ns));
         npu::run_matmul(device_, *scratch_, lease.weight(), halves_.data() + 2 * r0 * k, 2 * mc, r_.data());
         sums = combine_halves(w, cache, widx, r_.data(), mc, sl.n0, ns);
+      } else if (i4) {  // W4A4: the int4 codes are the job's rows
+        c_.resize(size_t(mc * ns));
+        npu::run_matmul(device_, *scratch_, lease.weight(), xq_.data() + r0 * k, mc, c_.data());
+        sums = c_.data();
       } else {
         c_.resize(size_t(mc * ns));
         npu::matmul_i8(device_, *scratch_, lease.weight(), xq_.data() + r0 * k, mc, c_.data());

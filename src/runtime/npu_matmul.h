@@ -11,7 +11,9 @@
 // halves with int4 tasks in the same cached, core-spread and grouped jobs as int8 (npu/matmul.h,
 // npu/task_split_int4.h), the host combines them with the weight's per-row corrections and
 // dequantizes with the per-row scales: the arithmetic of the CPU int4 path `--cpu-int4 w4a8`
-// (runtime/cpu_int4_matmul.h), bit for bit.
+// (runtime/cpu_int4_matmul.h), bit for bit. W4A4 (set_int4_activations): the activations are
+// quantized to int4 instead and are the job's rows themselves, one per token (`--cpu-int4 w4a4`'s
+// arithmetic).
 // Thread-safety: one matmul at a time (it uses the device scratch); a scratch shared between two
 // NpuMatmuls must be used by one of them at a time (runtime::Engine serializes them).
 #pragma once
@@ -67,6 +69,11 @@ class NpuMatmul final : public model::MatmulBackend {
   bool checks_inputs_finite() const override { return true; }
   // Whether decode guesses are named to the prefetcher (default kPredict). Call between passes.
   void set_expert_prefetch(weights::ExpertPrefetch p) { expert_prefetch_ = p; }
+  // int4 weights with int4 activations (`--npu-wtype i4a4`, W4A4): each token is one int4 row of
+  // the job, quantized by ActivationSource::quantize_i4 — the arithmetic of `--cpu-int4 w4a4`, bit
+  // for bit. No effect on int8 weights. Call before the first matmul.
+  void set_int4_activations(bool a4) { int4_activations_ = a4; }
+  bool int4_activations() const { return int4_activations_; }
   const char* name() const override { return device_.caps().simulated ? "sim" : "npu"; }
   const npu::MatmulScratch& scratch() const { return *scratch_; }
 
@@ -94,7 +101,8 @@ class NpuMatmul final : public model::MatmulBackend {
   // xq_, sa_ = the input (m × w.k) rotated and quantized per row, as the packed weights were
   // (ActivationSource::quantize, one pass per row); a non-finite input throws
   // model::fail_non_finite naming w.
-  void quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m);
+  // a4 (W4A4): int4 codes instead (ActivationSource::quantize_i4).
+  void quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m, bool a4);
   // halves_ = xq_ (m × k) split into two int4 rows per token (quant/int4_split.h).
   void split_input(int64_t m, int64_t k);
   // The int32 sums of mc tokens × rows [n0, n0 + ns) of int4 weight `w` from the sums r (2mc × ns)
@@ -116,6 +124,7 @@ class NpuMatmul final : public model::MatmulBackend {
   // [expert block][expert] named by a guess that no exact naming has confirmed yet
   std::vector<std::vector<uint8_t>> guessed_;
   weights::ExpertPrefetch expert_prefetch_ = weights::ExpertPrefetch::kPredict;
+  bool int4_activations_ = false;
   std::vector<int8_t> xq_;
   std::vector<float> sa_, ytmp_, row_, act_;  // row_, act_: the input row being rotated, its activation
   std::vector<int32_t> c_;

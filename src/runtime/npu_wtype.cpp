@@ -8,14 +8,16 @@ namespace ork::runtime {
 NpuWtype parse_npu_wtype(const std::string& t) {
   if (t == "i8") return NpuWtype::kI8;
   if (t == "i4") return NpuWtype::kI4;
+  if (t == "i4a4") return NpuWtype::kI4A4;
   if (t == "auto") return NpuWtype::kAuto;
-  fail("npu weight type ", quote(t), " is not one of i8, i4, auto");
+  fail("npu weight type ", quote(t), " is not one of i8, i4, i4a4, auto");
 }
 
 const char* npu_wtype_name(NpuWtype t) {
   switch (t) {
     case NpuWtype::kI8: return "i8";
     case NpuWtype::kI4: return "i4";
+    case NpuWtype::kI4A4: return "i4a4";
     case NpuWtype::kAuto: return "auto";
   }
   return "?";
@@ -34,7 +36,7 @@ bool is_4_or_5_bit(quant::Type t) {
 
 npu::Dtype resolve_npu_wtype(NpuWtype t, const model::Weights& weights) {
   if (t == NpuWtype::kI8) return npu::Dtype::kI8;
-  if (t == NpuWtype::kI4) return npu::Dtype::kI4;
+  if (t == NpuWtype::kI4 || t == NpuWtype::kI4A4) return npu::Dtype::kI4;
   uint64_t low = 0, all = 0;
   for (const model::Linear* l : weights.linears()) {
     const uint64_t e = uint64_t(l->n) * uint64_t(l->k);

@@ -26,10 +26,11 @@ const char* schedule_name(Schedule s) {
 }
 
 Scheduler::Scheduler(Schedule schedule, npu::sim::BoardProfile profile, uint32_t cores, int64_t m_max, bool resident,
-                     npu::Dtype wtype)
-    : schedule_(schedule), profile_(std::move(profile)), cores_(cores), m_max_(m_max), wtype_(wtype) {
+                     npu::Dtype wtype, bool a4)
+    : schedule_(schedule), profile_(std::move(profile)), cores_(cores), m_max_(m_max), wtype_(wtype), a4_(a4) {
   ORK_CHECK(wtype_ == npu::Dtype::kI8 || wtype_ == npu::Dtype::kI4, "scheduler: device weights ",
             npu::dtype_name(wtype_), " (i8 or i4)");
+  ORK_CHECK(!a4_ || wtype_ == npu::Dtype::kI4, "scheduler: int4 activations need int4 weights");
   ORK_CHECK(cores_ >= 1 && cores_ <= 3 && m_max_ >= 1, "scheduler: cores ", cores_, ", m_max ", m_max_);
   if (schedule_ == Schedule::kAuto && !resident) fixed_reason_ = "the plan streams its weights";
 }
@@ -52,7 +53,7 @@ double Scheduler::cpu_ns(int64_t m, int64_t k, int64_t n) const {
 
 Choice Scheduler::choose(int64_t m, int64_t k, std::span<const int64_t> ns, bool can_split) const {
   Choice c;
-  c.npu_ns = npu::estimate_job_ns(profile_, m, k, ns, cores_, m_max_, wtype_);
+  c.npu_ns = npu::estimate_job_ns(profile_, m, k, ns, cores_, m_max_, wtype_, a4_);
   for (int64_t n : ns) c.cpu_ns += cpu_ns(m, k, n);
   const bool i4 = wtype_ == npu::Dtype::kI4;
   const bool decides = schedule_ == Schedule::kAuto && fixed_reason_.empty();
@@ -69,7 +70,7 @@ Choice Scheduler::choose(int64_t m, int64_t k, std::span<const int64_t> ns, bool
         cpu.bytes += i4 ? cpu_int4_matmul_bytes(k, n - r) : npu::sim::cpu_matmul_bytes(k, n - r);
       }
       if (rows.size() != ns.size()) continue;
-      const npu::sim::OverlapSide npu_side = npu::estimate_job_side(profile_, m, k, rows, cores_, m_max_, wtype_);
+      const npu::sim::OverlapSide npu_side = npu::estimate_job_side(profile_, m, k, rows, cores_, m_max_, wtype_, a4_);
       const double t = npu::sim::cost_overlapped_ns(profile_, npu_side, cpu);
       if (c.split_ns == 0 || t < c.split_ns) {
         c.split_ns = t;

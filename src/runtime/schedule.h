@@ -49,9 +49,10 @@ class Scheduler {
  public:
   // cores: NPU cores a job may use; m_max: rows per NPU submit; resident: the plan keeps every weight
   // on the device; wtype: the device weights (kI4: NPU jobs of int4 tasks, W4A8 by splitting, and
-  // the CPU side priced as the CPU int4 path, runtime/cpu_int4_cost.h).
+  // the CPU side priced as the CPU int4 path, runtime/cpu_int4_cost.h); a4: int4 activations too
+  // (W4A4, `--npu-wtype i4a4`: one int4 row per token in the NPU jobs; kI4 only).
   Scheduler(Schedule schedule, npu::sim::BoardProfile profile, uint32_t cores, int64_t m_max, bool resident,
-            npu::Dtype wtype = npu::Dtype::kI8);
+            npu::Dtype wtype = npu::Dtype::kI8, bool a4 = false);
 
   // The choice for (m × k) inputs against weights with ns[i] output rows each, run as one NPU job.
   // can_split: the NPU can run the first rows of these weights (one resident slice each).
@@ -62,6 +63,7 @@ class Scheduler {
   // Why `auto` keeps everything on the NPU, or "" when it decides per call.
   const std::string& fixed_reason() const { return fixed_reason_; }
   npu::Dtype wtype() const { return wtype_; }
+  bool int4_activations() const { return a4_; }
   // The modeled board time of an (m × k) · (n × k)ᵀ call on the CPU path of this weight type.
   double cpu_ns(int64_t m, int64_t k, int64_t n) const;
 
@@ -71,6 +73,7 @@ class Scheduler {
   uint32_t cores_;
   int64_t m_max_;
   npu::Dtype wtype_;
+  bool a4_;
   std::string fixed_reason_;
 };
 

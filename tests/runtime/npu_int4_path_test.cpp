@@ -118,8 +118,58 @@ TEST_F(NpuInt4Path, AutoPicksI4ForFourAndFiveBitSourcesOnly) {
 
 TEST_F(NpuInt4Path, RefusesBadNames) {
   EXPECT_THROW(parse_npu_wtype("int4"), Error);
+  EXPECT_THROW(parse_npu_wtype("i4a8"), Error);
   EXPECT_EQ(parse_npu_wtype("auto"), NpuWtype::kAuto);
+  EXPECT_EQ(parse_npu_wtype("i4a4"), NpuWtype::kI4A4);
   EXPECT_STREQ(npu_wtype_name(NpuWtype::kI4), "i4");
+  EXPECT_STREQ(npu_wtype_name(NpuWtype::kI4A4), "i4a4");
+  EXPECT_TRUE(int4_activations(NpuWtype::kI4A4));
+  EXPECT_FALSE(int4_activations(NpuWtype::kI4));
+}
+
+// `--npu-wtype i4a4` (W4A4: the same int4 weights, activations rotated and quantized to int4, one
+// int4 row per token in the jobs): resident, streamed, all on the CPU and split along N, the logits
+// are those of `--device cpu --cpu-int4 w4a4`, bit for bit — and differ from W4A8's, so the
+// activations really are int4 on the device.
+TEST_F(NpuInt4Path, W4A4LogitsEqualTheCpuW4A4PathBitForBitOnEverySchedule) {
+  std::FILE* f = std::fopen(dir_.file("split.json").c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("{\"name\": \"split-everything\", \"submit_us\": 1, \"task_us\": 0.1, \"ddr_gbps\": 0.5, "
+             "\"cpu_read_gbps\": 0.5, \"ddr_total_gbps\": 1, \"cpu_call_us\": 1, \"cpu_int8_gmacs\": 1000}",
+             f);
+  std::fclose(f);
+  EngineOptions co = options("cpu");
+  co.cpu_int4 = "w4a4";
+  Engine cpu(co);
+  const auto want = logits(cpu);
+  Engine w4a8(options("sim"));
+  const auto a8 = logits(w4a8);
+  EngineOptions base = options("sim");
+  base.npu_wtype = NpuWtype::kI4A4;
+  EngineOptions resident = base, streamed = base, on_cpu = base, split = base;
+  resident.residency = weights::Residency::kResident;
+  streamed.residency = weights::Residency::kStream;
+  streamed.wcache_budget_bytes = 256 << 10;
+  on_cpu.schedule = Schedule::kCpu;
+  split.schedule = Schedule::kAuto;
+  split.npu.board_profile = dir_.file("split.json");
+  const std::pair<const char*, const EngineOptions*> runs[] = {
+      {"resident", &resident}, {"streamed", &streamed}, {"schedule cpu", &on_cpu}, {"split", &split}};
+  for (const auto& [what, o] : runs) {
+    Engine e(*o);
+    ASSERT_EQ(e.plan()->wtype, npu::Dtype::kI4) << what;
+    const auto got = logits(e);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].size(), want[i].size());
+      EXPECT_EQ(std::memcmp(got[i].data(), want[i].data(), got[i].size() * sizeof(float)), 0)
+          << what << ", step " << i;
+    }
+    if (o == &streamed) EXPECT_GT(e.residency_stats().evictions, 0u) << "the streamed plan did not stream";
+    if (o == &split) EXPECT_GT(e.hybrid()->stats().split_calls, 0u) << e.hybrid()->stats().to_text();
+  }
+  EXPECT_NE(std::memcmp(a8[0].data(), want[0].data(), want[0].size() * sizeof(float)), 0)
+      << "W4A4 gave W4A8's logits";
 }
 
 // --schedule cpu and auto with i4: the CPU side is the CPU int4 path (w4a8 per row), so every call —

@@ -252,5 +252,20 @@ TEST(Schedule, Int4WeightsArePricedAsInt4OnBothSides) {
   EXPECT_THROW(Scheduler(Schedule::kAuto, kProfile, 3, 128, true, npu::Dtype::kF16), Error);
 }
 
+// W4A4 (`--npu-wtype i4a4`): one int4 row per token instead of W4A8's two, so a prefill job is
+// priced as the W4A8 job of half the tokens; int4 activations need int4 weights.
+TEST(Schedule, Int4ActivationsArePricedAsOneInt4RowPerToken) {
+  const Scheduler s4a4(Schedule::kAuto, kProfile, 3, 256, true, npu::Dtype::kI4, true);
+  EXPECT_TRUE(s4a4.int4_activations());
+  const int64_t gate_up[] = {8960, 8960};
+  EXPECT_DOUBLE_EQ(s4a4.choose(128, 1536, gate_up).npu_ns,
+                   npu::estimate_job_ns(kProfile, 128, 1536, gate_up, 3, 256, npu::Dtype::kI4, true));
+  EXPECT_DOUBLE_EQ(npu::estimate_job_ns(kProfile, 128, 1536, gate_up, 3, 256, npu::Dtype::kI4, true),
+                   npu::estimate_job_ns(kProfile, 64, 1536, gate_up, 3, 128, npu::Dtype::kI4, false));
+  EXPECT_LT(npu::estimate_job_ns(kProfile, 128, 1536, gate_up, 3, 128, npu::Dtype::kI4, true),
+            npu::estimate_job_ns(kProfile, 128, 1536, gate_up, 3, 128, npu::Dtype::kI4, false));
+  EXPECT_THROW(Scheduler(Schedule::kAuto, kProfile, 3, 128, true, npu::Dtype::kI8, true), Error);
+}
+
 }  // namespace
 }  // namespace ork::runtime

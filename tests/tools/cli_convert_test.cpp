@@ -41,6 +41,12 @@ TEST(CliConvert, AnInt4PackIsWhatTheInt4DevicePathLoads) {
   EXPECT_NE(loaded.err.find("packed 0 ("), std::string::npos) << loaded.err;
   EXPECT_NE(loaded.err.find("loaded 15 ("), std::string::npos) << loaded.err;
   EXPECT_EQ(loaded.out, packed.out);
+  // W4A4 (`--npu-wtype i4a4`) runs the same int4 weights: it loads them from the same pack.
+  const testing::OrkResult a4 = testing::run_ork(
+      "run -m " + model + " -p 'the cat' -n 6 --temp 0 --device sim --npu-wtype i4a4 --stats --persist " + pack, dir);
+  ASSERT_EQ(a4.status, 0) << a4.err;
+  EXPECT_NE(a4.err.find("packed 0 ("), std::string::npos) << a4.err;
+  EXPECT_NE(a4.err.find("loaded 15 ("), std::string::npos) << a4.err;
 
   // The int8 path does not take an int4 pack: it packs every weight from the GGUF (one warning).
   std::filesystem::copy_file(pack, dir.file("i4-as-i8.orkpack"));
@@ -61,6 +67,16 @@ TEST(CliConvert, ABadDtypeIsOneUsageErrorAndWritesNothing) {
   EXPECT_NE(r.err.find("--dtype: 'i3' is not one of i8, i4, auto, f16"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(pack));
   EXPECT_FALSE(std::filesystem::exists(pack + ".tmp"));
+}
+
+TEST(CliConvert, AnInt4DeviceFormOnTheCpuNamesTheCpuFlag) {
+  testing::TempDir dir;
+  const std::string model = dir.file("m.gguf");
+  gen::write_model(q4_model(), model);
+  const testing::OrkResult r = testing::run_ork("run -m " + model + " -p hi -n 1 --device cpu --npu-wtype i4a4", dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--npu-wtype needs --device npu or sim (on the cpu: --cpu-int4 w4a4)"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace

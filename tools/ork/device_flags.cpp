@@ -17,7 +17,8 @@ const std::vector<OptionSpec> kSimOptions = {
     {{"--board-profile"}, true, "JSON parameters of the board cost model (ORK_BOARD_PROFILE; docs/board-model.md)"},
     {{"--schedule"}, true, "npu/sim: where matmuls run: npu (default), cpu, or auto (the board model's "
                            "faster one per shape; docs/board-model.md)"},
-    {{"--npu-wtype"}, true, "npu/sim: device weights i8 (default), i4 (W4A8, a scale per row: half the bytes), or "
+    {{"--npu-wtype"}, true, "npu/sim: device weights i8 (default), i4 (W4A8, a scale per row: half the bytes), "
+                            "i4a4 (i4 weights and int4 activations: less accurate, faster prefill), or "
                             "auto (i4 for 4/5-bit GGUF weights; docs/quant.md)"},
     {{"--sim-timing-only"}, false, "simulated NPU: model the time, skip the arithmetic (outputs are meaningless; "
                                    "ORK_SIM_TIMING_ONLY=1)"},
@@ -93,7 +94,8 @@ runtime::EngineOptions engine_options(const Args& args, const std::string& devic
     throw UsageError{std::string("--npu-wtype: ") + e.what()};
   }
   if (eo.npu_wtype != runtime::NpuWtype::kI8 && eo.device == "cpu" && args.has("--npu-wtype")) {
-    throw UsageError{"--npu-wtype needs --device npu or sim (on the cpu: --cpu-int4 w4a8)"};
+    throw UsageError{std::string("--npu-wtype needs --device npu or sim (on the cpu: --cpu-int4 ") +
+                     (runtime::int4_activations(eo.npu_wtype) ? "w4a4)" : "w4a8)")};
   }
   if (args.has("--kv-type")) {
     try {
