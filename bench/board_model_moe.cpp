@@ -1,5 +1,5 @@
 // Board-model benchmark of a MoE model: the modeled RK3588 time and the bytes read per token of a
-// Qwen3-30B-A3B-shaped model (w8a8), resident across IOMMU domains against streamed through one
+// Qwen3-30B-A3B-shaped model (w8a8, and w4a8 as `--npu-wtype i4` runs it), resident across IOMMU domains against streamed through one
 // window with expert-sized slots. Prints one JSON object.
 //
 // MODELED, not measured: the simulator in timing-only mode prices ork's real NPU jobs (task split,
@@ -40,6 +40,15 @@ struct MoeShape {
   int64_t experts = 128, used = 8, expert_ff = 768, vocab = 151936;
 };
 
+// The device form of the weights: int8 (w8a8), or int4 with W4A8 by splitting (`--npu-wtype i4`:
+// two int4 activation rows per token, half the weight bytes).
+struct Form {
+  const char* name;
+  npu::Dtype dtype;
+};
+constexpr Form kW8a8{"w8a8", npu::Dtype::kI8};
+constexpr Form kW4a8{"w4a8", npu::Dtype::kI4};
+
 struct Job {
   int64_t m, k;
   std::vector<int64_t> ns;  // one weight per entry
@@ -50,22 +59,23 @@ struct Job {
 struct Priced {
   double ns = 0, ddr = 0, submits = 0;
 };
-Priced price(npu::Device& dev, npu::MatmulScratch& scratch, const Job& job) {
+Priced price(npu::Device& dev, npu::MatmulScratch& scratch, const Job& job, const Form& form) {
+  const int64_t m = form.dtype == npu::Dtype::kI4 ? 2 * job.m : job.m;  // W4A8: two int4 rows per token
   std::vector<npu::PackedWeight> ws(job.ns.size());
   std::vector<const npu::PackedWeight*> wp;
   std::vector<std::vector<int32_t>> c(job.ns.size());
   std::vector<void*> cp;
   for (size_t i = 0; i < job.ns.size(); ++i) {
-    ws[i].n = job.ns[i], ws[i].k = job.k, ws[i].dtype = npu::Dtype::kI8;
-    ws[i].buf = dev.alloc(npu::packed_weight_bytes(job.ns[i], job.k, npu::Dtype::kI8), 0);  // timing only
+    ws[i].n = job.ns[i], ws[i].k = job.k, ws[i].dtype = form.dtype;
+    ws[i].buf = dev.alloc(npu::packed_weight_bytes(job.ns[i], job.k, form.dtype), 0);  // timing only
     wp.push_back(&ws[i]);
-    c[i].resize(size_t(job.m * job.ns[i]));
+    c[i].resize(size_t(m * job.ns[i]));
     cp.push_back(c[i].data());
   }
-  std::vector<int8_t> a(size_t(job.m * job.k), 1);
-  npu::run_matmul_group(dev, scratch, wp, a.data(), job.m, cp);  // builds the job once
+  std::vector<int8_t> a(size_t(m * job.k), 1);
+  npu::run_matmul_group(dev, scratch, wp, a.data(), m, cp);  // builds the job once
   const npu::sim::SimStats before = dev.sim_kernel()->stats();
-  npu::run_matmul_group(dev, scratch, wp, a.data(), job.m, cp);
+  npu::run_matmul_group(dev, scratch, wp, a.data(), m, cp);
   const npu::sim::SimStats after = dev.sim_kernel()->stats();
   return {after.modeled_ns - before.modeled_ns, double(after.modeled_ddr_bytes - before.modeled_ddr_bytes),
           double(after.submits - before.submits)};
@@ -90,14 +100,14 @@ struct PhaseResult {
 // Prices the jobs of one pass (every layer, then the output for one row); streamed: each weight loaded
 // once in the pass, at load_gbps, `slots` deep; routed experts requested when their layer's router
 // ran (guessed_ahead: one layer earlier, as a correct decode guess).
-PhaseResult run_phase(npu::Device& dev, const MoeShape& s, int64_t tokens, int64_t experts_run, int64_t rows,
-                      uint32_t slots, double load_gbps, bool guessed_ahead) {
+PhaseResult run_phase(npu::Device& dev, const MoeShape& s, const Form& form, int64_t tokens, int64_t experts_run,
+                      int64_t rows, uint32_t slots, double load_gbps, bool guessed_ahead) {
   npu::MatmulScratch scratch(dev);
   const std::vector<Job> layer = layer_jobs(s, tokens, experts_run, rows);
   std::vector<Priced> priced;
-  for (const Job& j : layer) priced.push_back(price(dev, scratch, j));
+  for (const Job& j : layer) priced.push_back(price(dev, scratch, j, form));
   const Job out{1, s.hidden, {s.vocab}, false};
-  const Priced out_p = price(dev, scratch, out);
+  const Priced out_p = price(dev, scratch, out, form);
   PhaseResult r;
   weights::ModeledLoads loads(slots, load_gbps);
   double now = 0, router_prev = 0;
@@ -106,7 +116,7 @@ PhaseResult run_phase(npu::Device& dev, const MoeShape& s, int64_t tokens, int64
     for (size_t i = 0; i < layer.size(); ++i) {
       if (layer[i].expert && router == 0) router = loads.timeline(now);  // the router runs after attention
       for (int64_t n : layer[i].ns) {
-        const uint64_t bytes = npu::packed_weight_bytes(n, layer[i].k, npu::Dtype::kI8);
+        const uint64_t bytes = npu::packed_weight_bytes(n, layer[i].k, form.dtype);
         r.weight_bytes += double(bytes);
         const double requested = layer[i].expert ? (guessed_ahead && l > 0 ? router_prev : router) : 0.0;
         loads.acquire(now, bytes, true, requested);
@@ -119,7 +129,7 @@ PhaseResult run_phase(npu::Device& dev, const MoeShape& s, int64_t tokens, int64
     router_prev = router;
   }
   for (int64_t n : out.ns) {
-    const uint64_t bytes = npu::packed_weight_bytes(n, out.k, npu::Dtype::kI8);
+    const uint64_t bytes = npu::packed_weight_bytes(n, out.k, form.dtype);
     r.weight_bytes += double(bytes);
     loads.acquire(now, bytes, true, 0.0);
   }
@@ -155,6 +165,55 @@ void write_phase(JsonWriter& j, const PhaseResult& r, int64_t tokens, double swi
   j.end_object();
 }
 
+// The figures of one device form of the weights: the model's packed bytes, its resident domains, the
+// streamed slots, and every phase resident and streamed.
+void write_form(JsonWriter& j, npu::Device& dev, const npu::sim::BoardProfile& board, const MoeShape& s,
+                const Form& form) {
+  const int64_t q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
+  const double expert_bytes = 2.0 * double(npu::packed_weight_bytes(s.expert_ff, s.hidden, form.dtype)) +
+                              double(npu::packed_weight_bytes(s.hidden, s.expert_ff, form.dtype));
+  const double attn_bytes = double(npu::packed_weight_bytes(q, s.hidden, form.dtype) +
+                                   2 * npu::packed_weight_bytes(kv, s.hidden, form.dtype) +
+                                   npu::packed_weight_bytes(s.hidden, q, form.dtype));
+  const double out_bytes = double(npu::packed_weight_bytes(s.vocab, s.hidden, form.dtype));
+  const double total = double(s.layers) * (attn_bytes + double(s.experts) * expert_bytes) + out_bytes;
+  // Resident: domains of 4 GiB filled to about 7/8 (footprint rounding and the scratch).
+  const double window = double(dev.caps().window_bytes);
+  const double domains = std::ceil(total / (window * 7 / 8));
+  // Streamed: the budget of the default --wcache-budget-mb 3072 cut to half a window; the prefetch
+  // queue as deep as it holds expert weights (weights::Plan, expert-sized slots).
+  const double budget = window / 2;
+  const uint32_t slots = uint32_t(budget / double(npu::packed_weight_bytes(s.expert_ff, s.hidden, form.dtype))) - 1;
+  const double switch_ns = board.domain_switch_us * 1e3;
+
+  j.key("packed_weight_bytes").value(total);
+  j.key("expert_bytes").value(expert_bytes);
+  j.key("resident_domains").value(domains);
+  j.key("stream_budget_bytes").value(budget);
+  j.key("expert_slots").value(std::floor(budget / expert_bytes));
+  j.key("prefetch_slots").value(uint64_t(slots));
+  j.key("decode_always_miss");
+  write_phase(j, run_phase(dev, s, form, 1, s.used, 1, slots, board.load_gbps, false), 1, switch_ns, domains);
+  j.key("decode_every_guess_right");
+  write_phase(j, run_phase(dev, s, form, 1, s.used, 1, slots, board.load_gbps, true), 1, switch_ns, domains);
+  j.key("prefill_128");
+  write_phase(j, run_phase(dev, s, form, 128, s.experts, 128 * s.used / s.experts, slots, board.load_gbps, false), 128,
+              switch_ns, domains);
+  // Longer prefill chunks: the runtime's chunk is EngineOptions::m_max (runtime::Context::eval_all;
+  // the device scratch is reserved for m_max rows). Every expert is loaded once per chunk whatever its
+  // length, so more tokens per chunk is more compute per byte loaded. The stream budget loses the
+  // larger scratch (its A and C for m rows of the widest weight, the output head), so the queue is
+  // shallower.
+  for (const int64_t m : {int64_t(256), int64_t(512)}) {
+    const double scratch = double(m) * double(s.vocab) * 4.0 + double(m) * double(s.hidden);
+    const uint32_t slots_m = uint32_t((budget - scratch) / double(npu::packed_weight_bytes(s.expert_ff, s.hidden,
+                                                                                           form.dtype))) - 1;
+    j.key("prefill_" + std::to_string(m));
+    write_phase(j, run_phase(dev, s, form, m, s.experts, m * s.used / s.experts, slots_m, board.load_gbps, false), m,
+                switch_ns, domains);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -173,30 +232,14 @@ int main(int argc, char** argv) {
     o.timing_only = true;
     auto dev = npu::Device::open_sim(o);
     const MoeShape s;
-    const int64_t q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
-    const double expert_bytes = 2.0 * double(npu::packed_weight_bytes(s.expert_ff, s.hidden, npu::Dtype::kI8)) +
-                                double(npu::packed_weight_bytes(s.hidden, s.expert_ff, npu::Dtype::kI8));
-    const double attn_bytes = double(npu::packed_weight_bytes(q, s.hidden, npu::Dtype::kI8) +
-                                     2 * npu::packed_weight_bytes(kv, s.hidden, npu::Dtype::kI8) +
-                                     npu::packed_weight_bytes(s.hidden, q, npu::Dtype::kI8));
-    const double out_bytes = double(npu::packed_weight_bytes(s.vocab, s.hidden, npu::Dtype::kI8));
-    const double total = double(s.layers) * (attn_bytes + double(s.experts) * expert_bytes) + out_bytes;
-    // Resident: domains of 4 GiB filled to about 7/8 (footprint rounding and the scratch).
-    const double window = double(dev->caps().window_bytes);
-    const double domains = std::ceil(total / (window * 7 / 8));
-    // Streamed: the budget of the default --wcache-budget-mb 3072 cut to half a window; the prefetch
-    // queue as deep as it holds expert weights (weights::Plan, expert-sized slots).
-    const double budget = window / 2;
-    const uint32_t slots = uint32_t(budget / double(npu::packed_weight_bytes(s.expert_ff, s.hidden, npu::Dtype::kI8))) - 1;
-    const double switch_ns = o.board.domain_switch_us * 1e3;
-
     JsonWriter j;
     j.begin_object();
     j.key("bench").value("board_model_moe");
     j.key("modeled").value(true);
-    j.key("what").value("RK3588 board time of the NPU matmuls of a Qwen3-30B-A3B-shaped MoE model, w8a8, resident "
-                        "across IOMMU domains vs streamed (expert-sized slots, routed prefetch, weights::ModeledLoads); "
-                        "host work not priced; uniform routing; streamed weights loaded again every pass");
+    j.key("what").value("RK3588 board time of the NPU matmuls of a Qwen3-30B-A3B-shaped MoE model, w8a8 (top level) "
+                        "and w4a8 (`w4a8`: --npu-wtype i4, W4A8 by splitting), resident across IOMMU domains vs "
+                        "streamed (expert-sized slots, routed prefetch, weights::ModeledLoads); host work not priced; "
+                        "uniform routing; streamed weights loaded again every pass");
     j.key("machine").value(bench::machine_name());
     j.key("profile").raw(npu::sim::board_profile_json(o.board));
     j.key("shape").begin_object();
@@ -205,32 +248,10 @@ int main(int argc, char** argv) {
     j.key("experts").value(s.experts).key("experts_used").value(s.used).key("expert_ff").value(s.expert_ff);
     j.key("vocab").value(s.vocab);
     j.end_object();
-    j.key("packed_weight_bytes").value(total);
-    j.key("expert_bytes").value(expert_bytes);
-    j.key("resident_domains").value(domains);
-    j.key("stream_budget_bytes").value(budget);
-    j.key("expert_slots").value(std::floor(budget / expert_bytes));
-    j.key("prefetch_slots").value(uint64_t(slots));
-    j.key("decode_always_miss");
-    write_phase(j, run_phase(*dev, s, 1, s.used, 1, slots, o.board.load_gbps, false), 1, switch_ns, domains);
-    j.key("decode_every_guess_right");
-    write_phase(j, run_phase(*dev, s, 1, s.used, 1, slots, o.board.load_gbps, true), 1, switch_ns, domains);
-    j.key("prefill_128");
-    write_phase(j, run_phase(*dev, s, 128, s.experts, 128 * s.used / s.experts, slots, o.board.load_gbps, false), 128,
-                switch_ns, domains);
-    // Longer prefill chunks: the runtime's chunk is EngineOptions::m_max (runtime::Context::eval_all;
-    // the device scratch is reserved for m_max rows). Every expert is loaded once per chunk whatever its
-    // length, so more tokens per chunk is more compute per byte loaded. The stream budget loses the
-    // larger scratch (its A and C for m rows of the widest weight, the output head), so the queue is
-    // shallower.
-    for (const int64_t m : {int64_t(256), int64_t(512)}) {
-      const double scratch = double(m) * double(s.vocab) * 4.0 + double(m) * double(s.hidden);
-      const uint32_t slots_m = uint32_t((budget - scratch) / double(npu::packed_weight_bytes(s.expert_ff, s.hidden,
-                                                                                             npu::Dtype::kI8))) - 1;
-      j.key("prefill_" + std::to_string(m));
-      write_phase(j, run_phase(*dev, s, m, s.experts, m * s.used / s.experts, slots_m, o.board.load_gbps, false), m,
-                  switch_ns, domains);
-    }
+    write_form(j, *dev, o.board, s, kW8a8);
+    j.key(kW4a8.name).begin_object();
+    write_form(j, *dev, o.board, s, kW4a8);
+    j.end_object();
     j.end_object();
     std::printf("%s\n", j.str().c_str());
   } catch (const Error& e) {

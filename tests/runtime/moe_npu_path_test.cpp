@@ -12,6 +12,7 @@
 #include "model/temp_dir.h"
 #include "runtime/context.h"
 #include "runtime/engine.h"
+#include "runtime/npu_wtype.h"
 
 namespace ork::runtime {
 namespace {
@@ -117,6 +118,46 @@ TEST_P(MoeNpuPath, StreamedWithExpertSizedSlotsAndTiledExpertsAreBitIdenticalToC
     EXPECT_EQ(sim_tokens, cpu_tokens) << (tiled ? "tiled" : "expert-sized");
     ASSERT_EQ(a.size(), b.size());
     EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << (tiled ? "tiled" : "expert-sized");
+  }
+}
+
+// int4 experts (`--npu-wtype i4`, W4A8 by splitting; the streamed Qwen3-30B-A3B figures of
+// bench/board_model_moe's `w4a8` rest on them): resident and streamed with expert-sized slots, the
+// logits of the CPU int4 path (`--cpu-int4 w4a8`) bit for bit; the slots hold int4 experts (about
+// twice as many as int8 ones in the same budget).
+TEST_P(MoeNpuPath, Int4ExpertsResidentAndStreamedAreBitIdenticalToCpuInt4) {
+  EngineOptions co = options("cpu", 16);
+  co.cpu_int8 = false;
+  co.cpu_int4 = "w4a8";
+  Engine cpu(co);
+  std::vector<int32_t> cpu_tokens;
+  const auto a = run(cpu, &cpu_tokens);
+  uint64_t slots_i8 = 0;
+  for (const npu::Dtype wtype : {npu::Dtype::kI8, npu::Dtype::kI4}) {
+    for (const bool streamed : {false, true}) {
+      EngineOptions o = options("sim", streamed ? 1 : 16);
+      o.npu_wtype = wtype == npu::Dtype::kI4 ? NpuWtype::kI4 : NpuWtype::kI8;
+      o.npu.sim_window_bytes = 4u << 20;
+      if (streamed) o.residency = weights::Residency::kStream;
+      if (streamed) o.wcache_budget_bytes = 1u << 20;
+      Engine sim(o);
+      const weights::Plan* plan = sim.plan();
+      ASSERT_NE(plan, nullptr);
+      ASSERT_EQ(plan->wtype, wtype);
+      EXPECT_EQ(plan->mode, streamed ? weights::Residency::kStream : weights::Residency::kResident);
+      if (streamed && wtype == npu::Dtype::kI8) slots_i8 = plan->expert_slots;
+      if (wtype == npu::Dtype::kI8) continue;  // only the slot count of the int8 plan is compared
+      if (streamed) {
+        EXPECT_GT(plan->expert_slot_bytes, 0u);
+        EXPECT_GE(plan->expert_slots, 2 * slots_i8 - 1) << "int4 slots " << plan->expert_slots << ", int8 " << slots_i8;
+      }
+      std::vector<int32_t> sim_tokens;
+      const auto b = run(sim, &sim_tokens);
+      EXPECT_EQ(sim_tokens, cpu_tokens) << (streamed ? "streamed" : "resident");
+      ASSERT_EQ(a.size(), b.size());
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << (streamed ? "streamed" : "resident");
+      if (streamed) EXPECT_GT(sim.residency_stats().evictions, 0u);
+    }
   }
 }
 
