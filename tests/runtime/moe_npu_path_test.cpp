@@ -156,7 +156,9 @@ TEST_P(MoeNpuPath, Int4ExpertsResidentAndStreamedAreBitIdenticalToCpuInt4) {
       EXPECT_EQ(sim_tokens, cpu_tokens) << (streamed ? "streamed" : "resident");
       ASSERT_EQ(a.size(), b.size());
       EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << (streamed ? "streamed" : "resident");
-      if (streamed) EXPECT_GT(sim.residency_stats().evictions, 0u);
+      if (streamed) {
+        EXPECT_GT(sim.residency_stats().evictions, 0u);
+      }
     }
   }
 }

@@ -165,8 +165,12 @@ TEST_F(NpuInt4Path, W4A4LogitsEqualTheCpuW4A4PathBitForBitOnEverySchedule) {
       EXPECT_EQ(std::memcmp(got[i].data(), want[i].data(), got[i].size() * sizeof(float)), 0)
           << what << ", step " << i;
     }
-    if (o == &streamed) EXPECT_GT(e.residency_stats().evictions, 0u) << "the streamed plan did not stream";
-    if (o == &split) EXPECT_GT(e.hybrid()->stats().split_calls, 0u) << e.hybrid()->stats().to_text();
+    if (o == &streamed) {
+      EXPECT_GT(e.residency_stats().evictions, 0u) << "the streamed plan did not stream";
+    }
+    if (o == &split) {
+      EXPECT_GT(e.hybrid()->stats().split_calls, 0u) << e.hybrid()->stats().to_text();
+    }
   }
   EXPECT_NE(std::memcmp(a8[0].data(), want[0].data(), want[0].size() * sizeof(float)), 0)
       << "W4A4 gave W4A8's logits";
