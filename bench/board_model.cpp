@@ -76,10 +76,11 @@ constexpr int64_t kDecodePosition = 128;
 
 // Adds the host work of the phase's pass (m = 1: one decoded token at kDecodePosition; else an
 // m-token prompt from position 0), with the KV cache in f16 (ork's default), to its time.
-void add_host(const npu::sim::BoardProfile& p, const Shape& s, int64_t m, Phase& ph) {
+// norm_fold: int4 weights (npu/sim/host_cost.h HostShape::norm_fold).
+void add_host(const npu::sim::BoardProfile& p, const Shape& s, int64_t m, Phase& ph, bool norm_fold) {
   npu::sim::HostShape h;
   h.hidden = s.hidden, h.layers = s.layers, h.heads = s.heads, h.kv_heads = s.kv_heads, h.head_dim = s.head_dim;
-  h.ff = s.ff, h.vocab = s.vocab, h.qkv_bias = s.qkv_bias;
+  h.ff = s.ff, h.vocab = s.vocab, h.qkv_bias = s.qkv_bias, h.norm_fold = norm_fold;
   const npu::sim::HostPass pass = m == 1 ? npu::sim::sequence_pass(kDecodePosition, 1, 1) : npu::sim::sequence_pass(0, m, 1, ops::kAttentionTileTokens);
   const double ns = npu::sim::cost_host_pass(p, h, pass).ns;
   ph.host_ns += ns;
@@ -173,7 +174,7 @@ Phase price_model(npu::Device& dev, const Shape& s, int64_t m, bool grouped,
   price(dev, scratch, m, s.ff, {s.hidden}, L, ph);  // ffn_down
   // The output projection runs for the last position only, in decode and prefill alike.
   price(dev, scratch, 1, s.hidden, {s.vocab}, 1, ph);
-  add_host(dev.sim_kernel()->options().board, s, m, ph);
+  add_host(dev.sim_kernel()->options().board, s, m, ph, wtype == npu::Dtype::kI4);
   return ph;
 }
 
@@ -199,7 +200,7 @@ Phase price_model_i4(npu::Device& dev, const Shape& s, int64_t m, int64_t chunk)
   price_i4(dev, m, q, s.hidden, chunk, L, ph);
   price_i4(dev, m, s.ff, s.hidden, chunk, L, ph);
   price_i4(dev, 1, s.hidden, s.vocab, chunk, 1, ph);
-  add_host(dev.sim_kernel()->options().board, s, m, ph);
+  add_host(dev.sim_kernel()->options().board, s, m, ph, true);
   return ph;
 }
 

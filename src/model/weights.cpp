@@ -178,6 +178,15 @@ std::unique_ptr<Weights> Weights::bind(const gguf::File& f, const Config& c) {
     ++group;
   }
   add(&w.output);
+  // The norm weight in front of each linear that reads a normalized row (Linear::in_norm).
+  for (LayerWeights& l : w.layers) {
+    for (Linear* lin : {&l.wq, &l.wk, &l.wv}) lin->in_norm = l.attn_norm;
+    for (Linear* lin : {&l.gate, &l.up, &l.sh_gate, &l.sh_up}) lin->in_norm = lin->w != nullptr ? l.ffn_norm : nullptr;
+    for (std::vector<Linear>* experts : {&l.exp_gate, &l.exp_up}) {
+      for (Linear& lin : *experts) lin.in_norm = l.ffn_norm;
+    }
+  }
+  w.output.in_norm = w.output_norm;
   return owner;
 }
 

@@ -32,6 +32,10 @@ struct Linear {
   // each expert's gate/up/down one of its own; the output weight its own. Groups ascend along
   // linears().
   int32_t group = -1;
+  // [k]: the RMSNorm weight g the forward pass applies to this linear's input just before it
+  // (input = rmsnorm(…) ⊙ g: Q/K/V, gate/up, the experts' and the shared expert's gate/up, the
+  // output); null for the others. The int4 paths fold it into the weights (quant/norm_fold.h).
+  const float* in_norm = nullptr;
   std::string_view name() const { return w->name; }
 };
 

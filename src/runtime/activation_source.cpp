@@ -4,6 +4,7 @@
 #include "core/quote.h"
 #include "model/non_finite.h"
 #include "quant/hadamard.h"
+#include "quant/norm_fold.h"
 #include "quant/quantize_activations.h"
 #include "quant/requant_int4.h"
 
@@ -19,14 +20,18 @@ void ActivationSource::quantize(const model::Linear& w, int64_t m, std::vector<i
   }
   xq.resize(size_t(m * k));
   sa.resize(size_t(m));
-  if (up == nullptr) {
+  if (up == nullptr && unfold == nullptr) {
     const int64_t bad = quant::quantize_activations_i8(x, m, k, xq.data(), sa.data(), rot);
     if (bad >= 0) model::fail_non_finite(x[bad], bad, k, "input of", w);
     return;
   }
   act.resize(size_t(k));
-  for (int64_t r = 0; r < m; ++r) {  // one row's activation, quantized while in cache
-    ops::glu(glu, x + r * k, up + r * k, k, act.data());
+  for (int64_t r = 0; r < m; ++r) {  // one row's activation (or unfolded row), quantized while in cache
+    if (up != nullptr) {
+      ops::glu(glu, x + r * k, up + r * k, k, act.data());
+    } else {
+      quant::unfold_norm_rows(x + r * k, 1, k, unfold, act);
+    }
     const int64_t bad = quant::quantize_activations_i8(act.data(), 1, k, xq.data() + r * k, sa.data() + r, rot);
     if (bad >= 0) model::fail_non_finite(act[size_t(bad)], r * k + bad, k, "input of", w);
   }
@@ -47,8 +52,16 @@ void ActivationSource::quantize_i4(const model::Linear& w, int64_t m, std::vecto
   quant::quantize_rows_i4(quant::rotate_for_int8(rows, m, k, rot), m, k, xq.data(), sa.data());
 }
 
+ActivationSource ActivationSource::unfold_norm(const model::Linear& w) const {
+  if (w.in_norm == nullptr || up != nullptr || xq != nullptr) return *this;
+  ActivationSource s = *this;
+  s.unfold = w.in_norm;
+  return s;
+}
+
 const float* ActivationSource::materialize(const model::Linear& w, int64_t m, std::vector<float>& all) const {
   ORK_CHECK(xq == nullptr, "input of ", quote(w.name()), ": rows quantized already have no f32 form");
+  if (unfold != nullptr) return quant::unfold_norm_rows(x, m, w.k, unfold, all);
   if (up == nullptr) return x;
   all.resize(size_t(m * w.k));
   ops::glu(glu, x, up, m * w.k, all.data());

@@ -22,15 +22,18 @@ struct ActivationSource {
   ops::Glu glu = ops::Glu::kSwiglu;
   const int8_t* xq = nullptr;  // set: rows quantized already (m × k), with their scales sa
   const float* sa = nullptr;
+  // set (rows only, by unfold_norm): each row is divided element-wise by quant::norm_fold_factor of
+  // this [k] norm weight as it is quantized or materialized (quant/norm_fold.h)
+  const float* unfold = nullptr;
 
-  static ActivationSource rows(const float* x) { return {x, nullptr, ops::Glu::kSwiglu}; }
+  static ActivationSource rows(const float* x) { return {x, nullptr, ops::Glu::kSwiglu, nullptr, nullptr}; }
   static ActivationSource gated(ops::Glu glu, const float* gate, const float* up) { return {gate, up, glu}; }
   static ActivationSource quantized(const int8_t* xq, const float* sa) {
     return {nullptr, nullptr, ops::Glu::kSwiglu, xq, sa};
   }
 
-  // xq (m × w.k int8), sa (m scales) = the input rotated and quantized per row
-  // (quant::quantize_activations_i8); act, rot: row scratch. A non-finite input value throws
+  // xq (m × w.k int8), sa (m scales) = the input (unfolded, or its glu) rotated and quantized per row
+  // (quant::quantize_activations_i8), one pass per row; act, rot: row scratch. A non-finite input value throws
   // model::fail_non_finite naming w ("input of"). A quantized source is copied (checked when it was
   // quantized).
   void quantize(const model::Linear& w, int64_t m, std::vector<int8_t>& xq, std::vector<float>& sa,
@@ -39,7 +42,12 @@ struct ActivationSource {
   // rotated rows, quant::quantize_rows_i4 — a gated input is computed whole into act first.
   void quantize_i4(const model::Linear& w, int64_t m, std::vector<int8_t>& xq, std::vector<float>& sa,
                    std::vector<float>& act, std::vector<float>& rot) const;
-  // The input as f32 rows (not checked finite): x itself, or glu(x, up) written into `all` (m × k).
+  // The int4 paths' input of w: this rows source with w's norm weight to divide out (`unfold` =
+  // w.in_norm; the int4 weights carry it, weights/packed_int4.h); a gated or quantized source, or a
+  // w without in_norm: this source unchanged.
+  ActivationSource unfold_norm(const model::Linear& w) const;
+  // The input as f32 rows (not checked finite): x itself, glu(x, up) or x with the norm divided out
+  // written into `all` (m × k).
   // A quantized source has no f32 rows: ork::Error.
   const float* materialize(const model::Linear& w, int64_t m, std::vector<float>& all) const;
 };

@@ -113,10 +113,11 @@ void CpuInt4Matmul::multiply(const Weight& q, int64_t k, int64_t n0, int64_t n, 
 }
 
 void CpuInt4Matmul::quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m) {
+  const ActivationSource src = in.unfold_norm(w);  // the weights carry w's norm weight
   if (scheme_.a4) {
-    in.quantize_i4(w, m, xq_, sa_, act_, xr_);
+    src.quantize_i4(w, m, xq_, sa_, act_, xr_);
   } else {  // the NPU path's activations: one pass per row
-    in.quantize(w, m, xq_, sa_, act_, xr_);
+    src.quantize(w, m, xq_, sa_, act_, xr_);
   }
 }
 

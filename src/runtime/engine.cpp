@@ -234,7 +234,8 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
     npu_backend->set_int4_activations(int4_activations(options.npu_wtype));
     if (device_->sim_kernel() != nullptr) {
       host_meter_ = std::make_unique<HostWorkMeter>(device_->sim_kernel()->options().board,
-                                                    host_shape_of(model_->config(), kv_type_of(options)));
+                                                    host_shape_of(model_->config(), kv_type_of(options),
+                                                                  plan_->wtype == npu::Dtype::kI4));
     }
     if (device_->sim_kernel() != nullptr && plan_->mode == weights::Residency::kStream) {
       modeled_loads_ = std::make_unique<weights::ModeledLoads>(

@@ -4,7 +4,7 @@
 
 namespace ork::runtime {
 
-npu::sim::HostShape host_shape_of(const model::Config& c, model::KvType kv) {
+npu::sim::HostShape host_shape_of(const model::Config& c, model::KvType kv, bool norm_fold) {
   npu::sim::HostShape s;
   s.hidden = c.n_embd, s.layers = c.n_layer, s.heads = c.n_head, s.kv_heads = c.n_head_kv;
   s.head_dim = c.head_dim, s.vocab = c.n_vocab;
@@ -14,6 +14,7 @@ npu::sim::HostShape host_shape_of(const model::Config& c, model::KvType kv) {
   s.kv_decode_in_place = kv == model::KvType::kF16;  // forward.cpp: ops::attention_f16 in decode
   s.int8_matmuls = true;
   s.qkv_bias = c.qkv_bias;
+  s.norm_fold = norm_fold;
   return s;
 }
 

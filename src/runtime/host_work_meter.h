@@ -14,9 +14,10 @@
 
 namespace ork::runtime {
 
-// The host shape of `c` with a KV cache of type `kv`, on the int8 (NPU) path. A MoE layer is priced
-// as a dense one whose FFN width is the routed experts' and the shared expert's rows.
-npu::sim::HostShape host_shape_of(const model::Config& c, model::KvType kv);
+// The host shape of `c` with a KV cache of type `kv`, on the int8 (NPU) path; norm_fold: int4
+// device weights (HostShape::norm_fold). A MoE layer is priced as a dense one whose FFN width is the
+// routed experts' and the shared expert's rows.
+npu::sim::HostShape host_shape_of(const model::Config& c, model::KvType kv, bool norm_fold = false);
 
 class HostWorkMeter {
  public:

@@ -85,10 +85,13 @@ void HybridMatmul::run_split(std::span<const model::Linear* const> ws, const Act
   // The simulator charges the NPU job (split_npu_ns); the board time beyond it is the CPU's share.
   cpu_modeled_ns_ += std::max(0.0, c.split_ns - c.split_npu_ns);
   // One quantization of the input (and one finiteness check), read by both sides.
+  // int4 weights carry their input's norm weight (weights/packed_int4.h): divided out of the rows.
+  const ActivationSource src =
+      scheduler_.wtype() == npu::Dtype::kI4 ? in.unfold_norm(*ws[0]) : in;
   if (scheduler_.int4_activations()) {
-    in.quantize_i4(*ws[0], m, split_xq_, split_sa_, split_act_, split_rot_);
+    src.quantize_i4(*ws[0], m, split_xq_, split_sa_, split_act_, split_rot_);
   } else {
-    in.quantize(*ws[0], m, split_xq_, split_sa_, split_act_, split_rot_);
+    src.quantize(*ws[0], m, split_xq_, split_sa_, split_act_, split_rot_);
   }
   const ActivationSource q = ActivationSource::quantized(split_xq_.data(), split_sa_.data());
   npu_thread_.start([&] { npu_->matmul_rows(ws, q, m, ys, c.npu_rows); });

@@ -88,11 +88,13 @@ void NpuMatmul::model_loads(weights::ModeledLoads* loads, std::function<double()
   }
 }
 
-void NpuMatmul::quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m, bool a4) {
+void NpuMatmul::quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m, bool i4, bool a4) {
+  // int4 weights carry their input's norm weight (weights/packed_int4.h): divide it out of the rows.
+  const ActivationSource src = i4 ? in.unfold_norm(w) : in;
   if (a4) {
-    in.quantize_i4(w, m, xq_, sa_, act_, row_);
+    src.quantize_i4(w, m, xq_, sa_, act_, row_);
   } else {
-    in.quantize(w, m, xq_, sa_, act_, row_);
+    src.quantize(w, m, xq_, sa_, act_, row_);
   }
 }
 
@@ -143,7 +145,11 @@ void NpuMatmul::run_resident_group(std::span<const model::Linear* const> ws, con
   const bool i4 = packed[0]->dtype == npu::Dtype::kI4;
   const bool split = i4 && !int4_activations_;  // W4A8 by splitting: two int4 rows per token
   const int64_t rows_per_token = split ? 2 : 1;
-  quantize_input(*ws[0], in, m, i4 && int4_activations_);
+  for (const model::Linear* w : ws) {
+    ORK_CHECK(w->in_norm == ws[0]->in_norm, "one job of ", quote(ws[0]->name()), " and ", quote(w->name()),
+              ": the weights read differently normalized inputs");
+  }
+  quantize_input(*ws[0], in, m, i4, i4 && int4_activations_);
   if (split) split_input(m, k);
   const int8_t* a = split ? halves_.data() : xq_.data();
   group_c_.resize(ws.size());
@@ -237,7 +243,7 @@ void NpuMatmul::run(const model::Linear& w, const ActivationSource& in, int64_t 
   const int64_t k = w.k;
   const bool i4 = plan.wtype == npu::Dtype::kI4;
   const bool split = i4 && !int4_activations_;
-  quantize_input(w, in, m, i4 && int4_activations_);
+  quantize_input(w, in, m, i4, i4 && int4_activations_);
   if (split) split_input(m, k);
 
   for (size_t s = 0; s < wp.slices.size(); ++s) {

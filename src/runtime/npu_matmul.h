@@ -101,8 +101,9 @@ class NpuMatmul final : public model::MatmulBackend {
   // xq_, sa_ = the input (m × w.k) rotated and quantized per row, as the packed weights were
   // (ActivationSource::quantize, one pass per row); a non-finite input throws
   // model::fail_non_finite naming w.
+  // i4: int4 weights, whose input's norm weight is divided out first (ActivationSource::unfold_norm);
   // a4 (W4A4): int4 codes instead (ActivationSource::quantize_i4).
-  void quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m, bool a4);
+  void quantize_input(const model::Linear& w, const ActivationSource& in, int64_t m, bool i4, bool a4);
   // halves_ = xq_ (m × k) split into two int4 rows per token (quant/int4_split.h).
   void split_input(int64_t m, int64_t k);
   // The int32 sums of mc tokens × rows [n0, n0 + ns) of int4 weight `w` from the sums r (2mc × ns)

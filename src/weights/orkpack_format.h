@@ -15,12 +15,13 @@ inline constexpr uint32_t kPackFormatVersion = 1;
 // Packing rules: int8 rows rotated by the block-Hadamard transform of their K inputs
 // (quant/hadamard.h, int8_rotation_block) before per-row symmetric quantization (quant/requant.h),
 // native B layout with K segments of npu::k_segment_width (npu/layout.h); fp16 RNE, not rotated;
-// int4 packs (dtype code 2, weights/packed_int4.h: rotated, int4 with one scale per row, K chunks
-// of 480, scales n). Bump when any of these changes (older packs are reported stale and rebuilt).
+// int4 packs (dtype code 2, weights/packed_int4.h: the input's norm weight folded into the columns,
+// rotated, int4 with one scale per row, K chunks of 480, scales n). Bump when any of these changes
+// (older packs are reported stale and rebuilt).
 // 1: int8 without rotation; 2: rotated, K segments of 8192; 3: K segments of 2048 (int8) / 1024
 // (fp16), and int4 packs with scales per group of 32 in K chunks of 32; 4: int4 per row in K chunks
-// of 480.
-inline constexpr uint32_t kPackLayoutVersion = 4;
+// of 480; 5: int4 weights with the norm weight folded in (quant/norm_fold.h).
+inline constexpr uint32_t kPackLayoutVersion = 5;
 inline constexpr uint64_t kPackAlign = 4096;      // blob alignment (pages, DMA)
 inline constexpr uint64_t kPackScaleAlign = 64;   // scales after their blob
 inline constexpr uint64_t kPackHeaderBytes = 128;

@@ -7,6 +7,7 @@
 #include "npu/layout_int4.h"
 #include "quant/decode.h"
 #include "quant/hadamard.h"
+#include "quant/norm_fold.h"
 #include "quant/requant_int4.h"
 
 namespace ork::weights {
@@ -23,6 +24,7 @@ QuantizedRowsI4 quantize_linear_i4(const model::Linear& w, int64_t group, Thread
     std::vector<float> f(size_t(w.k));
     for (int64_t i = begin; i < end; ++i) {
       quant::decode_row(w.w->type, w.w->data + i * row_bytes, f.data(), w.k);
+      if (w.in_norm != nullptr) quant::fold_norm_into_row(f.data(), w.in_norm, w.k);
       quant::hadamard_rotate_rows(f.data(), 1, w.k, quant::int8_rotation_block(w.k));
       quant::quantize_weights_i4(f.data(), 1, w.k, r.group, r.q.data() + i * w.k, r.scales.data() + i * r.groups);
     }

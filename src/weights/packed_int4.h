@@ -1,5 +1,7 @@
 // The int4 device form of a linear weight (`--npu-wtype i4`; docs/quant.md "int4 on the NPU"):
-// W (N rows of K) decoded, rotated by the int8 path's block-Hadamard transform (quant/hadamard.h),
+// W (N rows of K) decoded, its columns multiplied by the input's norm weight when it has one
+// (model::Linear::in_norm, quant/norm_fold.h: the activations are divided by the same factors),
+// rotated by the int8 path's block-Hadamard transform (quant/hadamard.h),
 // quantized to int4 codes −7..7 with one f32 scale per row (quant/requant_int4.h), and packed in the
 // NPU's int4 B layout with K chunks of npu::kI4KChunk (480) columns (npu/layout_int4.h): each chunk
 // is one int4 task whose int16 sum cannot overflow, the chunks' sums are added in int32 on the host
@@ -19,7 +21,7 @@
 
 namespace ork::weights {
 
-// W decoded, rotated and quantized to int4: q is N×K codes (row-major), scales N × groups.
+// W decoded, norm-folded, rotated and quantized to int4: q is N×K codes (row-major), scales N × groups.
 struct QuantizedRowsI4 {
   int64_t group = 0;   // columns per scale group (K when group ≥ K)
   int64_t groups = 0;  // scale groups per row

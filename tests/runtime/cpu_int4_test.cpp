@@ -16,6 +16,7 @@
 #include "npu/matmul_int4.h"
 #include "quant/hadamard.h"
 #include "quant/int4_split.h"
+#include "quant/norm_fold.h"
 #include "quant/requant.h"
 #include "quant/requant_int4.h"
 #include "runtime/cpu_int4_matmul.h"
@@ -48,11 +49,22 @@ class CpuInt4 : public ::testing::Test {
   std::unique_ptr<model::Model> model_;
 };
 
-// The formulas of cpu_int4_matmul.h, composed from the quant functions and plain loops.
-std::vector<float> reference(const CpuInt4Matmul::Weight& w, const std::vector<float>& x, int64_t m, int64_t k,
-                             int64_t n, bool a4) {
+// The input as the int4 paths quantize it: each column divided by the fold factor of the linear's
+// input norm weight (quant/norm_fold.h), then rotated.
+std::vector<float> unfolded_rotated(const model::Linear& lin, const std::vector<float>& x, int64_t m, int64_t k) {
   std::vector<float> xr = x;
+  if (lin.in_norm != nullptr) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t t = 0; t < k; ++t) xr[size_t(i * k + t)] /= quant::norm_fold_factor(lin.in_norm[t]);
+  }
   quant::hadamard_rotate_rows(xr.data(), m, k, quant::int8_rotation_block(k));
+  return xr;
+}
+
+// The formulas of cpu_int4_matmul.h, composed from the quant functions and plain loops.
+std::vector<float> reference(const model::Linear& lin, const CpuInt4Matmul::Weight& w, const std::vector<float>& x,
+                             int64_t m, int64_t k, int64_t n, bool a4) {
+  std::vector<float> xr = unfolded_rotated(lin, x, m, k);
   std::vector<int8_t> xq(size_t(m * k));
   std::vector<float> sa(static_cast<size_t>(m));
   a4 ? quant::quantize_rows_i4(xr.data(), m, k, xq.data(), sa.data())
@@ -78,7 +90,8 @@ TEST_F(CpuInt4, MatchesItsStatedFormulasBitForBit) {
     std::vector<float> y(size_t(m * w.n));
     mm.matmul(w, x.data(), m, y.data());
     const auto q = CpuInt4Matmul::quantize(w, Int4Scheme::parse(scheme), nullptr);
-    const auto want = reference(q, x, m, w.k, w.n, Int4Scheme::parse(scheme).a4);
+    ASSERT_NE(w.in_norm, nullptr);  // attn_q: the fold is part of what is checked
+    const auto want = reference(w, q, x, m, w.k, w.n, Int4Scheme::parse(scheme).a4);
     EXPECT_EQ(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)), 0) << scheme;
   }
 }
@@ -128,8 +141,7 @@ TEST_F(CpuInt4, W4A8WithGroupsOf32IsBitIdenticalOnTheSimulatedNpu) {
   std::vector<float> y_cpu(static_cast<size_t>(m * n));
   mm.matmul(w, x.data(), m, y_cpu.data());
 
-  std::vector<float> xr = x;
-  quant::hadamard_rotate_rows(xr.data(), m, k, quant::int8_rotation_block(k));
+  std::vector<float> xr = unfolded_rotated(w, x, m, k);
   std::vector<int8_t> xq(static_cast<size_t>(m * k)), halves(static_cast<size_t>(2 * m * k));
   std::vector<float> sa(static_cast<size_t>(m));
   quant::quantize_rows_i8(xr.data(), m, k, xq.data(), sa.data());

@@ -1,5 +1,5 @@
-// weights::packed_int4: the int4 device form is quantize_linear_i4 (decode, rotate, int4 with one
-// scale per row) packed in K chunks of 480; copy_rows of a slice equals packing that slice's rows
+// weights::packed_int4: the int4 device form is quantize_linear_i4 (decode, fold the input's norm
+// weight, rotate, int4 with one scale per row) packed in K chunks of 480; copy_rows of a slice equals packing that slice's rows
 // alone; the W4A8 corrections read from the packed bytes equal 8 · Σ codes per row; the plan
 // counts int4 bytes.
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include "npu/layout_int4.h"
 #include "quant/decode.h"
 #include "quant/hadamard.h"
+#include "quant/norm_fold.h"
 #include "quant/requant_int4.h"
 #include "weights/packed_int4.h"
 #include "weights/plan.h"
@@ -45,13 +46,16 @@ TEST(PackedInt4, PacksTheQuantizedRowsPerRowInChunksOf480) {
   ASSERT_EQ(p.bytes.size(), npu::packed_weight_bytes_i4(w.n, w.k));
   ASSERT_EQ(p.bytes.size(), packed_bytes(w.n, w.k, npu::Dtype::kI4));
   EXPECT_EQ(p.view().scale_count(), w.n);
-  // The contract, step by step: decode, rotate by the int8 path's block, int4 with one scale per row.
+  // The contract, step by step: decode, fold the output norm's weight into the columns, rotate by
+  // the int8 path's block, int4 with one scale per row.
+  ASSERT_EQ(w.in_norm, m->weights().output_norm);
   std::vector<float> f(size_t(w.k));
   std::vector<int8_t> q(size_t(w.n * w.k));
   std::vector<float> sc(size_t(w.n));
   const int64_t rb = quant::row_bytes(w.w->type, w.k);
   for (int64_t r = 0; r < w.n; ++r) {
     quant::decode_row(w.w->type, w.w->data + r * rb, f.data(), w.k);
+    for (int64_t j = 0; j < w.k; ++j) f[size_t(j)] *= quant::norm_fold_factor(w.in_norm[j]);
     quant::hadamard_rotate_rows(f.data(), 1, w.k, quant::int8_rotation_block(w.k));
     quant::quantize_weights_i4(f.data(), 1, w.k, w.k, q.data() + r * w.k, sc.data() + r);
   }

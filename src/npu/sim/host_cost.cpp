@@ -45,12 +45,14 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
   // quantization (amax, divide, round) in one pass.
   // glu: the input is the SwiGLU of two f32 rows (an exp per element), computed in the same pass
   // (runtime/activation_source.h).
-  const auto quantize = [&](double rows, int64_t width, bool glu = false) {
+  // normed: the input follows a norm, whose weight int4 weights fold in (HostShape::norm_fold).
+  const auto quantize = [&](double rows, int64_t width, bool glu = false, bool normed = false) {
     if (!q8) return;
     const int64_t b = quant::int8_rotation_block(width);
     const double rotate = b > 1 ? std::log2(double(b)) + 1 : 0;
     const double elems = rows * double(width);
-    t.op((glu ? 9 : 5) * elems, ((glu ? 10 : 0) + 4 + rotate) * elems, p.host_op_us);
+    const double unfold = normed && s.norm_fold ? 1 : 0;
+    t.op((glu ? 9 : 5) * elems, ((glu ? 10 : 0) + 4 + rotate + unfold) * elems, p.host_op_us);
   };
   const auto scale = [&](double elems) {  // int32 → f32 × row scale × column scale
     if (q8) t.op(8 * elems, 2 * elems, p.host_op_us);
@@ -64,7 +66,7 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
   };
   if (s.layers > 0) t.vec(m * E, m * E, 4);  // layer 0's attn_norm (later layers': add_norm)
   for (int64_t l = 0; l < s.layers; ++l) {
-    quantize(m, s.hidden);           // Q/K/V input
+    quantize(m, s.hidden, false, true);  // Q/K/V input
     scale(m * (Q + 2 * KV));         // Q/K/V results
     // One pass per row (Forward::attend): the Q/K/V biases, RoPE on q and k, the K/V row stored.
     const double bias_flops = s.qkv_bias ? m * (Q + 2 * KV) : 0;
@@ -87,7 +89,7 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
     quantize(m, s.heads * s.head_dim);  // attention output
     scale(m * E);                    // attn_output
     add_norm(true);                  // residual add + ffn_norm
-    quantize(m, s.hidden);
+    quantize(m, s.hidden, false, true);
     scale(m * 2 * F);                // gate, up
     if (q8) {
       quantize(m, s.ff, true);       // SwiGLU and ffn_down's input quantized in one pass
@@ -100,7 +102,7 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
   t.vec(m * E, m * E, 0);            // embedding rows
   const double o = double(pass.out_rows);
   t.vec(o * E, o * E, 4);            // output_norm
-  quantize(o, s.hidden);
+  quantize(o, s.hidden, false, true);
   scale(o * double(s.vocab));        // logits
   t.vec(o * double(s.vocab), 0, 1);  // the logits checked finite (Forward::run)
   t.vec(o * double(s.vocab) * 2, 0, 0);  // sampling: a max and a softmax pass over the logits

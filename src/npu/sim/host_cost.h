@@ -32,6 +32,10 @@ struct HostShape {
   bool kv_decode_in_place = true;
   bool int8_matmuls = true;  // the w8a8 path: matmul inputs quantized, results scaled on the host
   bool qkv_bias = false;     // Q/K/V biases added after the Q/K/V results (qwen2)
+  // int4 weights (`--npu-wtype i4|i4a4`): the quantizing pass of each input that follows a norm
+  // (Q/K/V, gate/up, the output) also divides the norm weight out of it (quant/norm_fold.h): one
+  // more flop per element.
+  bool norm_fold = false;
 };
 
 // One pass over `rows` tokens of one or more sequences.
