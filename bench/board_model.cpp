@@ -69,6 +69,7 @@ struct Phase {
   double cpu_ns = 0, cpu_matmuls = 0;  // the schedule's CPU matmuls (schedule auto only)
   double splits = 0;                   // calls split along N between the NPU and the CPU
   double host_ns = 0;                  // host work between the matmuls (npu/sim/host_cost.h), in ns
+  double host_by_kind[npu::sim::kHostKinds] = {};  // host_ns by npu::sim::HostKind
 };
 
 // The decoded token is priced at this position: after RKLLM's 128-token prompt.
@@ -82,9 +83,10 @@ void add_host(const npu::sim::BoardProfile& p, const Shape& s, int64_t m, Phase&
   h.hidden = s.hidden, h.layers = s.layers, h.heads = s.heads, h.kv_heads = s.kv_heads, h.head_dim = s.head_dim;
   h.ff = s.ff, h.vocab = s.vocab, h.qkv_bias = s.qkv_bias, h.norm_fold = norm_fold;
   const npu::sim::HostPass pass = m == 1 ? npu::sim::sequence_pass(kDecodePosition, 1, 1) : npu::sim::sequence_pass(0, m, 1, ops::kAttentionTileTokens);
-  const double ns = npu::sim::cost_host_pass(p, h, pass).ns;
-  ph.host_ns += ns;
-  ph.ns += ns;
+  const npu::sim::HostCost c = npu::sim::cost_host_pass(p, h, pass);
+  ph.host_ns += c.ns;
+  ph.ns += c.ns;
+  for (int k = 0; k < npu::sim::kHostKinds; ++k) ph.host_by_kind[k] += c.ns_by_kind[k];
 }
 
 // What the simulator accounted between `before` and `after`, added `times` times to `ph`.
@@ -216,6 +218,11 @@ void write_breakdown(JsonWriter& j, const Phase& ph, int64_t tokens, const npu::
   j.key("core_busy_max").value(std::max({ph.busy[0], ph.busy[1], ph.busy[2]}) / 1e6 / t);
   j.key("schedule_cpu_matmuls").value(ph.cpu_ns / 1e6 / t);
   j.key("host_work").value(ph.host_ns / 1e6 / t);
+  j.end_object();
+  j.key("host_work_ms_per_token").begin_object();  // host_work by what the host does
+  for (int k = 0; k < npu::sim::kHostKinds; ++k) {
+    j.key(npu::sim::host_kind_name(npu::sim::HostKind(k))).value(ph.host_by_kind[k] / 1e6 / t);
+  }
   j.end_object();
 }
 

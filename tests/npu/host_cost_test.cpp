@@ -38,6 +38,26 @@ TEST(HostCost, TheInt8PathPricesThirteenOpsPerLayerAndSevenAroundThem) {
   EXPECT_DOUBLE_EQ(c.ns, (3 * (12 * 1.0 + 10.0) + 7 * 1.0) * 1e3);
 }
 
+TEST(HostCost, EachOpIsCountedUnderItsKindAndTheKindsSumToTheWhole) {
+  HostShape s = small_shape();
+  s.kv_decode_in_place = false;
+  const HostCost c = cost_host_pass(fixed_only(), s, sequence_pass(7, 1, 1));
+  const auto kind = [&](HostKind k) { return c.ns_by_kind[int(k)] / 1e3; };  // µs: ops × their fixed cost
+  // Per layer 4 quantizes, 4 scales, 1 RoPE/KV pass, the conversion (host_op_us) and attention
+  // (cpu_call_us), 2 residual adds with norms; around the layers: the output's quantize and scale,
+  // layer 0's norm and the output norm, the embedding rows, the logits' check and sampling.
+  EXPECT_DOUBLE_EQ(kind(HostKind::kQuantize), 3 * 4 + 1);
+  EXPECT_DOUBLE_EQ(kind(HostKind::kScale), 3 * 4 + 1);
+  EXPECT_DOUBLE_EQ(kind(HostKind::kRopeKv), 3);
+  EXPECT_DOUBLE_EQ(kind(HostKind::kAttention), 3 * (1 + 10.0));
+  EXPECT_DOUBLE_EQ(kind(HostKind::kNormResidual), 3 * 2 + 2);  // the last add without a norm
+  EXPECT_DOUBLE_EQ(kind(HostKind::kEdges), 3);
+  double sum = 0;
+  for (const double ns : c.ns_by_kind) sum += ns;
+  EXPECT_DOUBLE_EQ(sum, c.ns);
+  EXPECT_STREQ(host_kind_name(HostKind::kNormResidual), "norm_residual");
+}
+
 TEST(HostCost, QkvBiasesAreAddedInTheRopePass) {
   BoardProfile p;
   p.cpu_read_gbps = 1e30, p.cpu_f32_gflops = 1, p.host_op_us = 0, p.cpu_call_us = 0;  // one flop per ns

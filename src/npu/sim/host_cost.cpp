@@ -13,16 +13,29 @@ namespace {
 struct Tally {
   const BoardProfile& p;
   HostCost c;
-  void op(double bytes, double flops, double fixed_us) {
-    c.ns += fixed_us * 1e3 + std::max(bytes / p.cpu_read_gbps, flops / p.cpu_f32_gflops);  // GB/s = bytes/ns
+  void op(HostKind kind, double bytes, double flops, double fixed_us) {
+    const double ns = fixed_us * 1e3 + std::max(bytes / p.cpu_read_gbps, flops / p.cpu_f32_gflops);  // GB/s = bytes/ns
+    c.ns += ns, c.ns_by_kind[int(kind)] += ns;
     c.ops += 1, c.bytes += bytes, c.flops += flops;
   }
-  void vec(double elems_read, double elems_written, double flops_per_elem) {  // f32 in and out
-    op(4 * (elems_read + elems_written), flops_per_elem * elems_written, p.host_op_us);
+  void vec(HostKind kind, double elems_read, double elems_written, double flops_per_elem) {  // f32 in and out
+    op(kind, 4 * (elems_read + elems_written), flops_per_elem * elems_written, p.host_op_us);
   }
 };
 
 }  // namespace
+
+const char* host_kind_name(HostKind k) {
+  switch (k) {
+    case HostKind::kQuantize: return "quantize";
+    case HostKind::kScale: return "scale";
+    case HostKind::kRopeKv: return "rope_kv";
+    case HostKind::kAttention: return "attention";
+    case HostKind::kNormResidual: return "norm_residual";
+    case HostKind::kEdges: return "edges";
+  }
+  return "?";
+}
 
 HostPass sequence_pass(int64_t pos0, int64_t n, int64_t out_rows, int64_t rows_per_key_load) {
   HostPass h;
@@ -52,30 +65,32 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
     const double rotate = b > 1 ? std::log2(double(b)) + 1 : 0;
     const double elems = rows * double(width);
     const double unfold = normed && s.norm_fold ? 1 : 0;
-    t.op((glu ? 9 : 5) * elems, ((glu ? 10 : 0) + 4 + rotate + unfold) * elems, p.host_op_us);
+    t.op(HostKind::kQuantize, (glu ? 9 : 5) * elems, ((glu ? 10 : 0) + 4 + rotate + unfold) * elems, p.host_op_us);
   };
   const auto scale = [&](double elems) {  // int32 → f32 × row scale × column scale
-    if (q8) t.op(8 * elems, 2 * elems, p.host_op_us);
+    if (q8) t.op(HostKind::kScale, 8 * elems, 2 * elems, p.host_op_us);
   };
   const auto add_norm = [&](bool norm) {  // residual add, with the next input's RMSNorm of the same row
     if (norm) {
-      t.op(4 * 4 * m * E, 5 * m * E, p.host_op_us);  // read base and branch, write the sum and its norm
+      // read base and branch, write the sum and its norm
+      t.op(HostKind::kNormResidual, 4 * 4 * m * E, 5 * m * E, p.host_op_us);
     } else {
-      t.vec(2 * m * E, m * E, 1);
+      t.vec(HostKind::kNormResidual, 2 * m * E, m * E, 1);
     }
   };
-  if (s.layers > 0) t.vec(m * E, m * E, 4);  // layer 0's attn_norm (later layers': add_norm)
+  if (s.layers > 0) t.vec(HostKind::kNormResidual, m * E, m * E, 4);  // layer 0's attn_norm (later layers': add_norm)
   for (int64_t l = 0; l < s.layers; ++l) {
     quantize(m, s.hidden, false, true);  // Q/K/V input
     scale(m * (Q + 2 * KV));         // Q/K/V results
     // One pass per row (Forward::attend): the Q/K/V biases, RoPE on q and k, the K/V row stored.
     const double bias_flops = s.qkv_bias ? m * (Q + 2 * KV) : 0;
-    t.op(m * (8 * Q + 8 * KV + 4 * KV) + m * 2 * KV * s.kv_elem_bytes, m * (6 * (Q + KV) + 2 * KV) + bias_flops,
-         p.host_op_us);
+    t.op(HostKind::kRopeKv, m * (8 * Q + 8 * KV + 4 * KV) + m * 2 * KV * s.kv_elem_bytes,
+         m * (6 * (Q + KV) + 2 * KV) + bias_flops, p.host_op_us);
     const double seqs = double(std::max<int64_t>(1, pass.sequences));  // each sequence attends on its own
     const bool in_place = s.kv_converted && s.kv_decode_in_place && pass.rows == std::max<int64_t>(1, pass.sequences);
     if (s.kv_converted && !in_place) {
-      t.op(pass.loaded_rows * 2 * KV * (s.kv_elem_bytes + 4), pass.loaded_rows * 2 * KV, seqs * p.host_op_us);
+      t.op(HostKind::kAttention, pass.loaded_rows * 2 * KV * (s.kv_elem_bytes + 4), pass.loaded_rows * 2 * KV,
+           seqs * p.host_op_us);
     }
     // Attention: per query row and key, a dot product and a weighted sum per query head (2 · head_dim
     // flops each) and the softmax (≈ 5 per score); each K and V row read once per rows_per_key_load
@@ -84,8 +99,8 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
     const double key_loads = keys / double(std::max<int64_t>(1, pass.rows_per_key_load));
     const double key_bytes = in_place ? s.kv_elem_bytes : 4;  // f32 rows, or the cache's own in place
     const double converts = in_place ? key_loads * 2 * KV : 0;  // f16 → f32 of each row slice read
-    t.op(key_loads * 2 * KV * key_bytes + 8 * m * Q, keys * double(s.heads) * (4 * double(s.head_dim) + 5) + converts,
-         seqs * p.cpu_call_us);
+    t.op(HostKind::kAttention, key_loads * 2 * KV * key_bytes + 8 * m * Q,
+         keys * double(s.heads) * (4 * double(s.head_dim) + 5) + converts, seqs * p.cpu_call_us);
     quantize(m, s.heads * s.head_dim);  // attention output
     scale(m * E);                    // attn_output
     add_norm(true);                  // residual add + ffn_norm
@@ -94,18 +109,18 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
     if (q8) {
       quantize(m, s.ff, true);       // SwiGLU and ffn_down's input quantized in one pass
     } else {
-      t.vec(2 * m * F, m * F, 10);   // SwiGLU (an exp per element)
+      t.vec(HostKind::kQuantize, 2 * m * F, m * F, 10);   // SwiGLU (an exp per element)
     }
     scale(m * E);                    // ffn_down
     add_norm(l + 1 < s.layers);      // residual add + the next layer's attn_norm
   }
-  t.vec(m * E, m * E, 0);            // embedding rows
+  t.vec(HostKind::kEdges, m * E, m * E, 0);  // embedding rows
   const double o = double(pass.out_rows);
-  t.vec(o * E, o * E, 4);            // output_norm
+  t.vec(HostKind::kNormResidual, o * E, o * E, 4);  // output_norm
   quantize(o, s.hidden, false, true);
   scale(o * double(s.vocab));        // logits
-  t.vec(o * double(s.vocab), 0, 1);  // the logits checked finite (Forward::run)
-  t.vec(o * double(s.vocab) * 2, 0, 0);  // sampling: a max and a softmax pass over the logits
+  t.vec(HostKind::kEdges, o * double(s.vocab), 0, 1);  // the logits checked finite (Forward::run)
+  t.vec(HostKind::kEdges, o * double(s.vocab) * 2, 0, 0);  // sampling: a max and a softmax pass over the logits
   return t.c;
 }
 

@@ -53,11 +53,25 @@ struct HostPass {
 // A pass of n tokens of one sequence at positions pos0 .. pos0 + n − 1 (keys 0 .. p each).
 HostPass sequence_pass(int64_t pos0, int64_t n, int64_t out_rows, int64_t rows_per_key_load = 1);
 
+// What a host op does, for the breakdown of HostCost::ns.
+enum class HostKind : int {
+  kQuantize,      // a matmul's input checked, rotated and quantized, with the FFN's activation (fused
+                  // into ffn_down's quantizing pass on the int8 paths, an op of its own on the float path)
+  kScale,         // a matmul's int32 results scaled to f32
+  kRopeKv,        // the Q/K/V biases, RoPE and the K/V store
+  kAttention,     // attention, and converting the cache rows it reads to f32
+  kNormResidual,  // RMSNorms and residual adds
+  kEdges,         // embedding rows, the logits' check and sampling
+};
+inline constexpr int kHostKinds = 6;
+const char* host_kind_name(HostKind k);  // "quantize", "scale", "rope_kv", "attention", "norm_residual", "edges"
+
 struct HostCost {
   double ns = 0;      // modeled time
   double ops = 0;     // host ops priced
   double bytes = 0;   // bytes they read and write
   double flops = 0;
+  double ns_by_kind[kHostKinds] = {};  // ns split by HostKind (sums to ns)
 };
 
 // The modeled host time of `pass` on a model of `shape`. Zero rows cost nothing.
