@@ -50,7 +50,7 @@ TEST(Json, InvalidUtf8BecomesReplacementCharacters) {
   const std::string r = "\xef\xbf\xbd";  // U+FFFD
   EXPECT_EQ(j.str(), "[\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\",\"ok" + r + "\",\"" + r + "x\",\"" + r +
                          r + "\",\"" + r + r + r + "\"]");
-  EXPECT_NO_THROW((void)nlohmann::json::parse(j.str()));
+  EXPECT_TRUE(nlohmann::json::accept(j.str()));
   JsonWriter k;
   k.begin_object().key("\xff").value(1).end_object();
   EXPECT_EQ(k.str(), "{\"" + r + "\":1}");
@@ -58,7 +58,7 @@ TEST(Json, InvalidUtf8BecomesReplacementCharacters) {
   for (int b = 0; b < 256; ++b) {
     JsonWriter w;
     w.begin_array().value(std::string(1, char(b))).value("\xe2" + std::string(1, char(b))).end_array();
-    EXPECT_NO_THROW((void)nlohmann::json::parse(w.str())) << "byte " << b;
+    EXPECT_TRUE(nlohmann::json::accept(w.str())) << "byte " << b;
   }
 }
 

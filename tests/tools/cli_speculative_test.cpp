@@ -32,7 +32,7 @@ TEST_F(CliSpeculative, DraftAndLookupGiveTheTargetOnlyTokens) {
   for (const std::string device : {"cpu", "sim"}) {
     const testing::OrkResult base = run("--device " + device + " --print-tokens");
     ASSERT_EQ(base.status, 0) << base.err;
-    for (const std::string extra : {"--draft " + dir_.file("d.gguf") + " --draft-max 3", std::string("--lookup 2"),
+    for (const std::string& extra : {"--draft " + dir_.file("d.gguf") + " --draft-max 3", std::string("--lookup 2"),
                                     "--draft " + dir_.file("d.gguf") + " --draft-device cpu --draft-max 5"}) {
       const testing::OrkResult r = run("--device " + device + " --print-tokens --stats " + extra);
       ASSERT_EQ(r.status, 0) << r.err;

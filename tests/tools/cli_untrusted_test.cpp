@@ -40,7 +40,7 @@ TEST(CliUntrusted, UnknownPreTokenizerIsAnErrorUnlessForced) {
   testing::rewrite(good, bad, {{"tokenizer.ggml.pre"}, {}, [](gguf::Writer& w) {
                                  w.add_string("tokenizer.ggml.pre", "mystery-pre");
                                }});
-  for (const std::string cmd : {"tokenize -m " + bad + " -p hi", "run -m " + bad + " -p hi -n 2"}) {
+  for (const std::string& cmd : {"tokenize -m " + bad + " -p hi", "run -m " + bad + " -p hi -n 2"}) {
     const testing::OrkResult r = testing::run_ork(cmd, dir);
     EXPECT_EQ(r.status, 1) << cmd;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
