@@ -11,11 +11,11 @@
 // Relative output error against f64; the table goes to stdout.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
 
+#include "matmul_error.h"
 #include "quant/hadamard.h"
 #include "quant/norm_fold.h"
 #include "quant/requant.h"
@@ -23,6 +23,8 @@
 
 namespace ork::quant {
 namespace {
+
+using testing::rel_error;
 
 constexpr int64_t kM = 32, kN = 64, kK = 512;
 constexpr int64_t kChannels[] = {3, 77, 200, 451};
@@ -56,16 +58,7 @@ Problem make_problem(Kind kind, float s, uint32_t seed) {
   return p;
 }
 
-std::vector<double> f64_matmul(const Problem& p) {
-  std::vector<double> y(size_t(kM * kN));
-  for (int64_t m = 0; m < kM; ++m)
-    for (int64_t n = 0; n < kN; ++n) {
-      double s = 0;
-      for (int64_t k = 0; k < kK; ++k) s += double(p.x[size_t(m * kK + k)]) * p.w[size_t(n * kK + k)];
-      y[size_t(m * kN + n)] = s;
-    }
-  return y;
-}
+std::vector<double> f64_matmul(const Problem& p) { return testing::f64_matmul(p.x, p.w, kM, kN, kK); }
 
 // int4 weights with one scale per row, int8 activations per token, exact int32 sums, dequantized.
 std::vector<float> w4a8(const Problem& p) {
@@ -73,13 +66,7 @@ std::vector<float> w4a8(const Problem& p) {
   std::vector<float> sx(kM), sw(kN), y(size_t(kM * kN));
   quantize_rows_i8(p.x.data(), kM, kK, qx.data(), sx.data());
   quantize_weights_i4(p.w.data(), kN, kK, kK, qw.data(), sw.data());
-  std::vector<int32_t> c(size_t(kM * kN));
-  for (int64_t m = 0; m < kM; ++m)
-    for (int64_t n = 0; n < kN; ++n) {
-      int32_t s = 0;
-      for (int64_t k = 0; k < kK; ++k) s += int32_t(qx[size_t(m * kK + k)]) * qw[size_t(n * kK + k)];
-      c[size_t(m * kN + n)] = s;
-    }
+  const std::vector<int32_t> c = testing::int32_sums(qx, qw, kM, kN, kK);
   dequantize_i32_groups(c.data(), 1, kM, kN, sx.data(), sw.data(), y.data());
   return y;
 }
@@ -99,15 +86,6 @@ std::vector<float> folded_rotated_w4a8(Problem p) {
   unfold_norm_rows(p.x.data(), kM, kK, p.g.data(), buf);
   p.x = buf;
   return rotated_w4a8(std::move(p));
-}
-
-double rel_error(const std::vector<float>& y, const std::vector<double>& ref) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < y.size(); ++i) {
-    num += (double(y[i]) - ref[i]) * (double(y[i]) - ref[i]);
-    den += ref[i] * ref[i];
-  }
-  return std::sqrt(num / den);
 }
 
 TEST(OutlierW4a8, FoldingTheNormAndRotatingKeepBothKindsOfOutliersNearTheNoOutlierError) {

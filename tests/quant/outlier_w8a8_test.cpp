@@ -4,16 +4,18 @@
 // block-Hadamard rotation of both sides (quant/hadamard.h). The table goes to stdout.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
 
+#include "matmul_error.h"
 #include "quant/hadamard.h"
 #include "quant/requant.h"
 
 namespace ork::quant {
 namespace {
+
+using testing::rel_error;
 
 constexpr int64_t kM = 32, kN = 64, kK = 512;
 
@@ -36,17 +38,7 @@ Problem make_problem(float s, int n_outliers, uint32_t seed) {
   return p;
 }
 
-// y = x wᵀ in double.
-std::vector<double> f64_matmul(const Problem& p) {
-  std::vector<double> y(size_t(kM * kN));
-  for (int64_t m = 0; m < kM; ++m)
-    for (int64_t n = 0; n < kN; ++n) {
-      double s = 0;
-      for (int64_t k = 0; k < kK; ++k) s += double(p.x[size_t(m * kK + k)]) * p.w[size_t(n * kK + k)];
-      y[size_t(m * kN + n)] = s;
-    }
-  return y;
-}
+std::vector<double> f64_matmul(const Problem& p) { return testing::f64_matmul(p.x, p.w, kM, kN, kK); }
 
 // Today's w8a8: per-row int8 weights, per-token int8 activations, exact int32 products, dequantized.
 std::vector<float> w8a8(const Problem& p) {
@@ -54,13 +46,7 @@ std::vector<float> w8a8(const Problem& p) {
   std::vector<float> sx(kM), sw(kN), y(size_t(kM * kN));
   quantize_rows_i8(p.x.data(), kM, kK, qx.data(), sx.data());
   quantize_weights_i8(p.w.data(), kN, kK, qw.data(), sw.data());
-  std::vector<int32_t> c(size_t(kM * kN));
-  for (int64_t m = 0; m < kM; ++m)
-    for (int64_t n = 0; n < kN; ++n) {
-      int32_t s = 0;
-      for (int64_t k = 0; k < kK; ++k) s += int32_t(qx[size_t(m * kK + k)]) * qw[size_t(n * kK + k)];
-      c[size_t(m * kN + n)] = s;
-    }
+  const std::vector<int32_t> c = testing::int32_sums(qx, qw, kM, kN, kK);
   dequantize_i32(c.data(), kM, kN, sx.data(), sw.data(), y.data());
   return y;
 }
@@ -70,16 +56,6 @@ std::vector<float> rotated_w8a8(Problem p) {
   hadamard_rotate_rows(p.x.data(), kM, kK, b);
   hadamard_rotate_rows(p.w.data(), kN, kK, b);
   return w8a8(p);
-}
-
-// ||y - ref|| / ||ref|| (Frobenius).
-double rel_error(const std::vector<float>& y, const std::vector<double>& ref) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < y.size(); ++i) {
-    num += (double(y[i]) - ref[i]) * (double(y[i]) - ref[i]);
-    den += ref[i] * ref[i];
-  }
-  return std::sqrt(num / den);
 }
 
 TEST(OutlierW8a8, RotationKeepsTheErrorOfOutlierActivationsNearTheNoOutlierError) {
