@@ -26,6 +26,15 @@ __attribute__((target("avx,f16c"))) void f16c(const uint16_t* src, int64_t n, fl
   scalar(src + i, n - i, dst + i);
 }
 
+__attribute__((target("avx,f16c"))) void f16c_narrow(const float* src, int64_t n, uint16_t* dst) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
+  }
+  for (; i < n; ++i) dst[i] = f32_to_f16(src[i]);
+}
+
 bool has_f16c() {
   static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
   return yes;
@@ -46,6 +55,21 @@ void f16_to_f32_n(const uint16_t* src, int64_t n, float* dst) {
   src += i, dst += i, n -= i;
 #endif
   scalar(src, n, dst);
+}
+
+void f32_to_f16_n(const float* src, int64_t n, uint16_t* dst) {
+#if defined(__x86_64__)
+  if (has_f16c()) {
+    f16c_narrow(src, n, dst);
+    return;
+  }
+#elif defined(__aarch64__)
+  // FCVTN rounds by FPCR.RMode: round to nearest, ties to even, as Linux leaves it.
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) vst1_u16(dst + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(src + i))));
+  src += i, dst += i, n -= i;
+#endif
+  for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_f16(src[i]);
 }
 
 }  // namespace ork
