@@ -20,7 +20,7 @@ namespace ork::model {
 
 Forward::Forward(const Config& config, const Weights& weights, MatmulBackend& backend,
                  ThreadPool& pool)
-    : c_(config), w_(weights), backend_(backend), pool_(pool), head_(size_t(config.head_dim)) {
+    : c_(config), w_(weights), backend_(backend), pool_(pool) {
   if (config.is_moe()) moe_ = std::make_unique<MoeFfn>(config, backend, pool);
 }
 
@@ -96,17 +96,19 @@ void Forward::linear_group(std::initializer_list<const Linear*> ws, const float*
 void Forward::add_branch(const float* base, const float* branch, const float* post_norm, int64_t n,
                          const float* next_norm) {
   const int64_t E = c_.n_embd;
-  for (int64_t i = 0; i < n; ++i) {
-    const float* b = branch + i * E;
-    if (post_norm != nullptr) {
-      ops::rmsnorm(b, post_norm, E, c_.rms_eps, post_.data() + i * E);
-      b = post_.data() + i * E;
+  pool_.parallel_for(n, 1, [&](int64_t i0, int64_t i1) {  // rows are independent
+    for (int64_t i = i0; i < i1; ++i) {
+      const float* b = branch + i * E;
+      if (post_norm != nullptr) {
+        ops::rmsnorm(b, post_norm, E, c_.rms_eps, post_.data() + i * E);
+        b = post_.data() + i * E;
+      }
+      const float* a = base + i * E;
+      float* x = x_.data() + i * E;
+      for (int64_t j = 0; j < E; ++j) x[j] = a[j] + b[j];
+      if (next_norm != nullptr) ops::rmsnorm(x, next_norm, E, c_.rms_eps, h_.data() + i * E);
     }
-    const float* a = base + i * E;
-    float* x = x_.data() + i * E;
-    for (int64_t j = 0; j < E; ++j) x[j] = a[j] + b[j];
-    if (next_norm != nullptr) ops::rmsnorm(x, next_norm, E, c_.rms_eps, h_.data() + i * E);
-  }
+  });
 }
 
 void Forward::attend(const Sequence& seq, int64_t il, int64_t row0) {
@@ -127,32 +129,37 @@ void Forward::attend(const Sequence& seq, int64_t il, int64_t row0) {
       for (int64_t j = 0; j < width; ++j) row[j] += bias[j];
     }
   };
-  for (int64_t i = 0; i < n; ++i) {
-    float* q = q_.data() + (row0 + i) * Q;
-    float* k = k_.data() + (row0 + i) * KV;
-    float* v = v_.data() + (row0 + i) * KV;
-    add_bias(q, l.wq.bias, Q);
-    add_bias(k, l.wk.bias, KV);
-    add_bias(v, l.wv.bias, KV);
-    if (c_.qk_norm) {  // per head, through a copy (rmsnorm's input and output must not alias)
-      for (int64_t h = 0; h < c_.n_head; ++h) {
-        std::copy(q + h * D, q + (h + 1) * D, head_.begin());
-        ops::rmsnorm(head_.data(), l.q_norm, D, c_.rms_eps, q + h * D);
+  // Per token (rows are independent, split over the pool): biases, the per-head norms, RoPE.
+  pool_.parallel_for(n, 1, [&](int64_t i0, int64_t i1) {
+    thread_local std::vector<float> head;  // one head: rmsnorm's input and output must not alias
+    if (c_.qk_norm && head.size() < size_t(D)) head.resize(size_t(D));
+    for (int64_t i = i0; i < i1; ++i) {
+      float* q = q_.data() + (row0 + i) * Q;
+      float* k = k_.data() + (row0 + i) * KV;
+      float* v = v_.data() + (row0 + i) * KV;
+      add_bias(q, l.wq.bias, Q);
+      add_bias(k, l.wk.bias, KV);
+      add_bias(v, l.wv.bias, KV);
+      if (c_.qk_norm) {
+        for (int64_t h = 0; h < c_.n_head; ++h) {
+          std::copy(q + h * D, q + (h + 1) * D, head.begin());
+          ops::rmsnorm(head.data(), l.q_norm, D, c_.rms_eps, q + h * D);
+        }
+        for (int64_t h = 0; h < c_.n_head_kv; ++h) {
+          std::copy(k + h * D, k + (h + 1) * D, head.begin());
+          ops::rmsnorm(head.data(), l.k_norm, D, c_.rms_eps, k + h * D);
+        }
       }
-      for (int64_t h = 0; h < c_.n_head_kv; ++h) {
-        std::copy(k + h * D, k + (h + 1) * D, head_.begin());
-        ops::rmsnorm(head_.data(), l.k_norm, D, c_.rms_eps, k + h * D);
+      if (ext.ext_factor == 0.0f && mscale == 1.0f) {
+        ops::rope(q, c_.n_head, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors);
+        ops::rope(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors);
+      } else {  // YaRN, or an attention factor on cos/sin (LongRoPE)
+        ops::rope_ext(q, c_.n_head, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors, ext);
+        ops::rope_ext(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors, ext);
       }
     }
-    if (ext.ext_factor == 0.0f && mscale == 1.0f) {
-      ops::rope(q, c_.n_head, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors);
-      ops::rope(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors);
-    } else {  // YaRN, or an attention factor on cos/sin (LongRoPE)
-      ops::rope_ext(q, c_.n_head, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors, ext);
-      ops::rope_ext(k, c_.n_head_kv, D, c_.n_rot, pos0 + i, base, scale, c_.rope_mode, factors, ext);
-    }
-    cache.store(il, pos0 + i, 1, k, v);
-  }
+  });
+  cache.store(il, pos0, n, k_.data() + row0 * KV, v_.data() + row0 * KV);
 
   ops::AttentionOptions opt;
   opt.scale = c_.attn_scale;

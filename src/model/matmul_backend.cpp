@@ -36,11 +36,37 @@ CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weig
 }
 
 void CpuMatmul::matmul(const Linear& w, const float* x, int64_t m, float* y) {
-  if (w.index >= 0 && size_t(w.index) < panels_.size() && panels_[size_t(w.index)] != nullptr) {
-    ops::matmul_qpanels(pool_, x, m, *panels_[size_t(w.index)], y);
+  if (const ops::QPanels* p = panels_of(w)) {
+    ops::matmul_qpanels(pool_, x, m, *p, y);
     return;
   }
   ops::matmul(pool_, x, m, w.k, w.w->data, w.w->type, w.n, y, mode_);
+}
+
+void CpuMatmul::matmul_group(std::span<const Linear* const> ws, const float* x, int64_t m,
+                             std::span<float* const> ys) {
+  std::vector<const ops::QPanels*> grouped;
+  std::vector<float*> outs;
+  for (size_t i = 0; i < ws.size(); ++i) {
+    const ops::QPanels* p = panels_of(*ws[i]);
+    if (p != nullptr && (grouped.empty() || ops::same_activations(*p, *grouped[0]))) {
+      grouped.push_back(p);
+      outs.push_back(ys[i]);
+    } else {
+      matmul(*ws[i], x, m, ys[i]);
+    }
+  }
+  if (!grouped.empty()) ops::matmul_qpanels_group(pool_, x, m, grouped, outs);
+}
+
+void CpuMatmul::matmul_glu(const Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,
+                           float* act, float* y) {
+  // Elementwise: any split of the m × down.k values gives the same values.
+  constexpr int64_t kGrain = 2048;
+  pool_.parallel_for(m * down.k, kGrain,
+                     [&](int64_t i0, int64_t i1) { ops::glu(glu, gate + i0, up + i0, i1 - i0, act + i0); });
+  check_finite(act, m, down.k, "input of", down);
+  matmul(down, act, m, y);
 }
 
 }  // namespace ork::model

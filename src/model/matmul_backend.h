@@ -63,10 +63,21 @@ class CpuMatmul final : public MatmulBackend {
   explicit CpuMatmul(ThreadPool& pool, ops::MatmulMode mode = ops::MatmulMode::kExact,
                      const Weights* weights = nullptr, const gguf::File* file = nullptr);
   void matmul(const Linear& w, const float* x, int64_t m, float* y) override;
+  // Linears packed in panels that take the same activations (ops::same_activations) run as one
+  // ops::matmul_qpanels_group (X quantized once, one parallel loop); the others one by one.
+  void matmul_group(std::span<const Linear* const> ws, const float* x, int64_t m,
+                    std::span<float* const> ys) override;
+  // The default's arithmetic, with the activation computed in parallel on the pool.
+  void matmul_glu(const Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m, float* act,
+                  float* y) override;
   const char* name() const override { return "cpu"; }
   uint64_t packed_bytes() const { return packed_bytes_; }
 
  private:
+  const ops::QPanels* panels_of(const Linear& w) const {
+    return w.index >= 0 && size_t(w.index) < panels_.size() ? panels_[size_t(w.index)].get() : nullptr;
+  }
+
   ThreadPool& pool_;
   ops::MatmulMode mode_;
   std::vector<std::unique_ptr<ops::QPanels>> panels_;  // by Linear::index; null: GGUF layout

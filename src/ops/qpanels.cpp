@@ -526,36 +526,89 @@ void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& 
   matmul_qpanels(pool, x, m, w, y, best_panel_isa(w.type()));
 }
 
-void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y,
-                    Isa isa) {
-  const PanelTileFn fn = panel_kernel(w.type(), isa);
-  ORK_CHECK(fn != nullptr, "ops::matmul_qpanels: no ", quant::traits(w.type()).name,
-            " panel kernel for ISA '", isa_name(isa), "'");
-  ORK_CHECK(m >= 0, "ops::matmul_qpanels: negative M=", m);
-  if (m == 0) return;
-  const int64_t k = w.k(), n = w.n(), nb = w.blocks();
-  const ActFormat f = w.block_elems() == quant::kQK_K ? ActFormat::kQ8K : ActFormat::kQ8A;
-  const int64_t xs = act_row_bytes(f, k);
-  const uint8_t* act = quantize_activations(pool, f, x, m, k);
+namespace {
 
-  // Tasks: tiles of kPanelTileMax panels × blocks of X rows.
-  const int64_t n_tiles = (w.panels() + kPanelTileMax - 1) / kPanelTileMax;
-  const RowSplit rs = split_rows(m, n_tiles, pool.size(), 8);
+ActFormat act_format(const QPanels& w) {
+  return w.block_elems() == quant::kQK_K ? ActFormat::kQ8K : ActFormat::kQ8A;
+}
+
+// One weight of a panel matmul: its kernel, the tiles it spans and where its outputs go.
+struct PanelJob {
+  const QPanels* w;
+  PanelTileFn fn;
+  float* y;
+  int64_t n_tiles;
+};
+
+// Runs the tiles of every job (tiles of kPanelTileMax panels × blocks of activation rows) in one
+// parallel loop over activations `act` (m rows of xs bytes).
+void run_panel_jobs(ThreadPool& pool, std::span<const PanelJob> jobs, const uint8_t* act, int64_t xs, int64_t m) {
+  int64_t total = 0;
+  for (const PanelJob& j : jobs) total += j.n_tiles;
+  const RowSplit rs = split_rows(m, total, pool.size(), 8);
   const int64_t m_blocks = rs.blocks, m_per = rs.per;
-  pool.parallel_for(n_tiles * m_blocks, 1, [&](int64_t begin, int64_t end) {
+  pool.parallel_for(total * m_blocks, 1, [&](int64_t begin, int64_t end) {
+    size_t ji = 0;
+    int64_t first = 0;  // the first task of jobs[ji]
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t p0 = (task / m_blocks) * kPanelTileMax;
+      while (task >= first + jobs[ji].n_tiles * m_blocks) first += jobs[ji++].n_tiles * m_blocks;
+      const PanelJob& j = jobs[ji];
+      const QPanels& w = *j.w;
+      const int64_t t = task - first;
+      const int64_t p0 = (t / m_blocks) * kPanelTileMax;
       const int np = int(std::min<int64_t>(kPanelTileMax, w.panels() - p0));
-      const int ncol = int(std::min<int64_t>(np * kPanelRows, n - p0 * kPanelRows));
-      const int64_t i0 = (task % m_blocks) * m_per;
+      const int ncol = int(std::min<int64_t>(np * kPanelRows, w.n() - p0 * kPanelRows));
+      const int64_t i0 = (t % m_blocks) * m_per;
       const int64_t i1 = std::min(m, i0 + m_per);
       for (int64_t i = i0; i < i1; i += kPanelTileX) {
         const int nx = int(std::min<int64_t>(kPanelTileX, i1 - i));
-        fn(nb, w.panel(p0), w.panel_bytes(), w.scale_bytes(), np, ncol, act + i * xs, xs, nx,
-           y + i * n + p0 * kPanelRows, n);
+        j.fn(w.blocks(), w.panel(p0), w.panel_bytes(), w.scale_bytes(), np, ncol, act + i * xs, xs, nx,
+             j.y + i * w.n() + p0 * kPanelRows, w.n());
       }
     }
   });
+}
+
+PanelJob panel_job(const QPanels& w, float* y, Isa isa) {
+  const PanelTileFn fn = panel_kernel(w.type(), isa);
+  ORK_CHECK(fn != nullptr, "ops::matmul_qpanels: no ", quant::traits(w.type()).name, " panel kernel for ISA '",
+            isa_name(isa), "'");
+  return PanelJob{&w, fn, y, (w.panels() + kPanelTileMax - 1) / kPanelTileMax};
+}
+
+}  // namespace
+
+bool same_activations(const QPanels& a, const QPanels& b) {
+  return a.k() == b.k() && a.block_elems() == b.block_elems();
+}
+
+void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y,
+                    Isa isa) {
+  const PanelJob job = panel_job(w, y, isa);
+  ORK_CHECK(m >= 0, "ops::matmul_qpanels: negative M=", m);
+  if (m == 0) return;
+  const ActFormat f = act_format(w);
+  const uint8_t* act = quantize_activations(pool, f, x, m, w.k());
+  run_panel_jobs(pool, std::span<const PanelJob>(&job, 1), act, act_row_bytes(f, w.k()), m);
+}
+
+void matmul_qpanels_group(ThreadPool& pool, const float* x, int64_t m, std::span<const QPanels* const> ws,
+                          std::span<float* const> ys) {
+  ORK_CHECK(!ws.empty() && ws.size() == ys.size(), "ops::matmul_qpanels_group: ", ws.size(), " weights, ",
+            ys.size(), " outputs");
+  ORK_CHECK(m >= 0, "ops::matmul_qpanels_group: negative M=", m);
+  std::vector<PanelJob> jobs;
+  jobs.reserve(ws.size());
+  for (size_t i = 0; i < ws.size(); ++i) {
+    ORK_CHECK(same_activations(*ws[i], *ws[0]), "ops::matmul_qpanels_group: weight ", i, " (K=", ws[i]->k(),
+              ", blocks of ", ws[i]->block_elems(), ") does not share the activations of weight 0 (K=", ws[0]->k(),
+              ", blocks of ", ws[0]->block_elems(), ")");
+    jobs.push_back(panel_job(*ws[i], ys[i], best_panel_isa(ws[i]->type())));
+  }
+  if (m == 0) return;
+  const ActFormat f = act_format(*ws[0]);
+  const uint8_t* act = quantize_activations(pool, f, x, m, ws[0]->k());
+  run_panel_jobs(pool, jobs, act, act_row_bytes(f, ws[0]->k()), m);
 }
 
 }  // namespace ork::ops

@@ -66,6 +66,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "core/thread_pool.h"
 #include "ops/cpu_features.h"
@@ -160,6 +161,14 @@ const PanelKernels* panel_kernels_neon();        // null when not built for aarc
 void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y, Isa isa);
 // The same with best_panel_isa(w.type()).
 void matmul_qpanels(ThreadPool& pool, const float* x, int64_t m, const QPanels& w, float* y);
+// ys[i] = X · ws[i]ᵀ for weights that read the same X (a layer's Q/K/V, its gate and up), each with
+// best_panel_isa(ws[i]->type()): X quantized once and the tiles of all of them in one parallel loop
+// (the same numbers as matmul_qpanels per weight). Requires equal K and activation formats
+// (same_activations); ork::Error otherwise.
+void matmul_qpanels_group(ThreadPool& pool, const float* x, int64_t m, std::span<const QPanels* const> ws,
+                          std::span<float* const> ys);
+// Whether a and b take the same quantized activations (equal K and block size).
+bool same_activations(const QPanels& a, const QPanels& b);
 // The best ISA of this CPU with a panel kernel for `type` (Isa::kScalar when no vector kernel has one;
 // ork::Error when QPanels::supports(type) is false).
 Isa best_panel_isa(quant::Type type);

@@ -366,6 +366,76 @@ TEST(QPanels, Q8_0KernelsAreExactAtTheLargestProducts) {
   }
 }
 
+// A group of weights sharing X (a mix's Q4_K Q/K beside its Q6_K V; Q8_0 beside Q4_0 and IQ4_NL)
+// gives each weight exactly what matmul_qpanels gives it alone, at decode and prefill M, on any
+// thread count; weights that cannot share X are refused by name.
+TEST(QPanels, GroupEqualsEachWeightAlone) {
+  const std::vector<std::vector<quant::Type>> groups = {
+      {quant::Type::Q4_K, quant::Type::Q4_K, quant::Type::Q6_K},
+      {quant::Type::Q5_K, quant::Type::IQ4_XS},
+      {quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::IQ4_NL, quant::Type::Q5_1}};
+  const int64_t k = 512;
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (const auto& types : groups)
+      for (int64_t m : {1, 2, 5, 33}) {
+        std::vector<QPanels> ps;
+        const int64_t ns[] = {48, 17, 100, 33};
+        for (size_t i = 0; i < types.size(); ++i) {
+          std::vector<uint8_t> w;
+          std::vector<float> dec;
+          make_weight(types[i], ns[i], k, uint32_t(11 * i + 1), w, dec);
+          ps.push_back(QPanels::pack(types[i], w.data(), ns[i], k));
+        }
+        const std::vector<float> x = random_floats(size_t(m * k), uint32_t(m + 7), -2.0f, 2.0f);
+        std::vector<std::vector<float>> alone, grouped;
+        std::vector<const QPanels*> ws;
+        std::vector<float*> ys;
+        for (const QPanels& p : ps) {
+          alone.emplace_back(size_t(m * p.n()), -1.0f);
+          grouped.emplace_back(size_t(m * p.n()), -2.0f);
+        }
+        for (size_t i = 0; i < ps.size(); ++i) {
+          matmul_qpanels(pool, x.data(), m, ps[i], alone[i].data());
+          ws.push_back(&ps[i]);
+          ys.push_back(grouped[i].data());
+        }
+        matmul_qpanels_group(pool, x.data(), m, ws, ys);
+        for (size_t i = 0; i < ps.size(); ++i)
+          EXPECT_TRUE(bit_equal(alone[i], grouped[i]))
+              << quant::type_name(uint32_t(types[i])) << " weight " << i << " M=" << m << " threads=" << threads;
+      }
+  }
+}
+
+TEST(QPanels, GroupRefusesWeightsThatDoNotShareTheActivations) {
+  ThreadPool pool(2);
+  std::vector<uint8_t> w;
+  std::vector<float> dec;
+  make_weight(quant::Type::Q8_0, 16, 256, 1, w, dec);
+  const QPanels a = QPanels::pack(quant::Type::Q8_0, w.data(), 16, 256);
+  make_weight(quant::Type::Q4_K, 16, 256, 2, w, dec);
+  const QPanels b = QPanels::pack(quant::Type::Q4_K, w.data(), 16, 256);  // blocks of 256, not 32
+  make_weight(quant::Type::Q8_0, 16, 512, 3, w, dec);
+  const QPanels c = QPanels::pack(quant::Type::Q8_0, w.data(), 16, 512);  // another K
+  EXPECT_TRUE(same_activations(a, a));
+  EXPECT_FALSE(same_activations(a, b));
+  EXPECT_FALSE(same_activations(a, c));
+  std::vector<float> x(512, 0.5f), y0(16), y1(16);
+  float* ys[] = {y0.data(), y1.data()};
+  for (const QPanels* other : {&b, &c}) {
+    const QPanels* ws[] = {&a, other};
+    try {
+      matmul_qpanels_group(pool, x.data(), 1, ws, ys);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("does not share the activations of weight 0"), std::string::npos) << e.what();
+    }
+  }
+  const QPanels* one[] = {&a};
+  EXPECT_THROW(matmul_qpanels_group(pool, x.data(), 1, one, ys), Error);  // 1 weight, 2 outputs
+}
+
 TEST(QPanels, BadShapesAndTypesThrow) {
   std::vector<uint8_t> w(34 * 4, 0);
   EXPECT_THROW(QPanels::pack(quant::Type::Q8_0, w.data(), 1, 33), Error);
