@@ -2,6 +2,7 @@
 
 #include "gguf/file.h"
 #include "model/non_finite.h"
+#include "ops/activation_fast.h"
 #include "ops/matmul.h"
 
 namespace ork::model {
@@ -63,8 +64,10 @@ void CpuMatmul::matmul_glu(const Linear& down, ops::Glu glu, const float* gate, 
                            float* act, float* y) {
   // Elementwise: any split of the m × down.k values gives the same values.
   constexpr int64_t kGrain = 2048;
-  pool_.parallel_for(m * down.k, kGrain,
-                     [&](int64_t i0, int64_t i1) { ops::glu(glu, gate + i0, up + i0, i1 - i0, act + i0); });
+  const bool fast = mode_ == ops::MatmulMode::kFast;  // the vectorized exp (ops/activation_fast.h)
+  pool_.parallel_for(m * down.k, kGrain, [&](int64_t i0, int64_t i1) {
+    (fast ? ops::glu_fast : ops::glu)(glu, gate + i0, up + i0, i1 - i0, act + i0);
+  });
   check_finite(act, m, down.k, "input of", down);
   matmul(down, act, m, y);
 }
