@@ -9,12 +9,12 @@
 namespace ork::ops {
 namespace {
 
-// ORK_VECTOR_CLONES: the operations are per-element IEEE arithmetic and an exact max, so every clone
-// produces the same integers.
+// Inlined into the ORK_VECTOR_CLONES row functions below: the operations are per-element IEEE
+// arithmetic and an exact max, so every clone produces the same integers.
 // Quantizes n floats with d = max|x| / 127 (n <= 256, a multiple of 8); returns d.
 // Rounding is half to even, as nearbyint in the default mode: for |v| <= 2^22, (v + 1.5·2^23) −
 // 1.5·2^23 rounds v to an integer in one f32 addition; here |v| <= 127 up to one rounding.
-ORK_VECTOR_CLONES float quantize_symmetric(const float* __restrict x, int n, int8_t* __restrict q) {
+__attribute__((always_inline)) inline float quantize_symmetric(const float* __restrict x, int n, int8_t* __restrict q) {
   float lanes[8] = {};
   for (int i = 0; i < n; i += 8)
     for (int l = 0; l < 8; ++l) {
@@ -36,7 +36,9 @@ ORK_VECTOR_CLONES float quantize_symmetric(const float* __restrict x, int n, int
 
 }  // namespace
 
-void quantize_row_q8a(const float* x, int64_t k, BlockQ8A* y) {
+// The row functions are the vector clones (quantize_symmetric inlined into each), not the block
+// function: a clone's call goes through its resolver, once per row instead of once per block.
+ORK_VECTOR_CLONES void quantize_row_q8a(const float* x, int64_t k, BlockQ8A* y) {
   for (int64_t b = 0; b < k / quant::kQK; ++b) {
     BlockQ8A& blk = y[b];
     blk.d = quantize_symmetric(x + b * quant::kQK, quant::kQK, blk.qs);
@@ -46,7 +48,7 @@ void quantize_row_q8a(const float* x, int64_t k, BlockQ8A* y) {
   }
 }
 
-void quantize_row_q8k(const float* x, int64_t k, quant::BlockQ8_K* y) {
+ORK_VECTOR_CLONES void quantize_row_q8k(const float* x, int64_t k, quant::BlockQ8_K* y) {
   for (int64_t b = 0; b < k / quant::kQK_K; ++b) {
     quant::BlockQ8_K& blk = y[b];
     blk.d = quantize_symmetric(x + b * quant::kQK_K, quant::kQK_K, blk.qs);
