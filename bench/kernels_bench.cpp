@@ -117,6 +117,58 @@ BENCHMARK(BM_QPanels)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
+// Decode through a whole model's matmuls, as the forward pass issues them at M = 1: the linears of
+// the 150 M-parameter llama of issue 20 (6 layers of Q/K/V and gate/up as groups, O and down alone,
+// then the output), each its own packed copy, 93 M weights in all: far beyond the last-level cache,
+// so every call starts cold, as in a decode step. args: type. GB/s counts the packed bytes read.
+void BM_QPanelsModelDecode(benchmark::State& state) {
+  const auto type = quant::Type(state.range(0));
+  const int64_t embd = 1024, ff = 2816, vocab = 32000, layers = 6;
+  struct Layer {
+    ops::QPanels q, k, v, o, gate, up, down;
+  };
+  const auto pack = [&](int64_t n, int64_t k) {
+    const std::vector<uint8_t> w = make_weight(type, n, k);
+    return ops::QPanels::pack(type, w.data(), n, k, &pool());
+  };
+  std::vector<Layer> ls;
+  size_t bytes = 0;
+  for (int64_t l = 0; l < layers; ++l) {
+    ls.push_back(Layer{pack(embd, embd), pack(embd, embd), pack(embd, embd), pack(embd, embd), pack(ff, embd),
+                       pack(ff, embd), pack(embd, ff)});
+    for (const ops::QPanels* p : {&ls.back().q, &ls.back().k, &ls.back().v, &ls.back().o, &ls.back().gate,
+                                  &ls.back().up, &ls.back().down})
+      bytes += p->bytes();
+  }
+  const ops::QPanels out = pack(vocab, embd);
+  bytes += out.bytes();
+  std::vector<float> x(size_t(ff), 0.5f), q(static_cast<size_t>(embd)), k(q), v(q), g(x), u(x),
+      logits(static_cast<size_t>(vocab));
+  for (auto _ : state) {
+    for (const Layer& l : ls) {
+      const ops::QPanels* qkv[] = {&l.q, &l.k, &l.v};
+      float* qkv_out[] = {q.data(), k.data(), v.data()};
+      ops::matmul_qpanels_group(pool(), x.data(), 1, qkv, qkv_out);
+      ops::matmul_qpanels(pool(), x.data(), 1, l.o, q.data());
+      const ops::QPanels* gu[] = {&l.gate, &l.up};
+      float* gu_out[] = {g.data(), u.data()};
+      ops::matmul_qpanels_group(pool(), x.data(), 1, gu, gu_out);
+      ops::matmul_qpanels(pool(), x.data(), 1, l.down, q.data());
+    }
+    ops::matmul_qpanels(pool(), x.data(), 1, out, logits.data());
+    benchmark::DoNotOptimize(logits.data());
+  }
+  state.counters["GB/s"] = benchmark::Counter(double(bytes), benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(std::string(quant::type_name(uint32_t(type))) + " " + std::to_string(bytes >> 20) +
+                 " MiB threads=" + std::to_string(pool().size()));
+}
+BENCHMARK(BM_QPanelsModelDecode)
+    ->ArgsProduct({{int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0), int64_t(quant::Type::Q4_K),
+                    int64_t(quant::Type::Q5_K), int64_t(quant::Type::Q6_K), int64_t(quant::Type::IQ4_XS)}})
+    ->ArgNames({"type"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
 void BM_GemmI8(benchmark::State& state) {
   const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
   std::vector<int8_t> a(size_t(m * k), 3), b(size_t(n * k), -5);

@@ -15,4 +15,28 @@ inline void prefetch_bytes(const uint8_t* p, int64_t bytes) {
   for (int64_t l = 0; l < bytes; l += kCacheLineBytes) __builtin_prefetch(p + l, 0, 3);
 }
 
+// For the panel decode tiles (ops/qpanels_*.cpp, one activation row): each step of a block's loop
+// asks for one part of the block after it — the panels' next block, or after the tile's last block
+// the first block of the next tile (the caller's next panels, whose scale region is asked for at
+// the last block; a prefetch past the end of the matrix is harmless). Spread over the loop, the
+// prefetches overlap the arithmetic instead of queueing ahead of it, and a tile's first block no
+// longer starts cold (kernels_bench BM_QPanelsModelDecode, docs/ops.md).
+// panels: the tile's first panel; pb: bytes per panel; sb: its scale region's bytes.
+struct NextBlock {
+  const uint8_t* quants;  // panel 0's quants; panel c's at quants + c·pb
+};
+template <int NP>
+inline NextBlock next_block(const uint8_t* panels, int64_t pb, int64_t sb, int64_t b, int64_t nb,
+                            int64_t quant_bytes, int64_t scale_bytes) {
+  if (b + 1 < nb) return {panels + sb + (b + 1) * quant_bytes};
+  for (int c = 0; c < NP; ++c) prefetch_bytes(panels + (NP + c) * pb, scale_bytes);
+  return {panels + NP * pb + sb};
+}
+// Part `part` of `parts` of the block at n, for every panel of the tile.
+template <int NP>
+inline void prefetch_part(const NextBlock& n, int64_t pb, int64_t quant_bytes, int part, int parts) {
+  const int64_t bytes = quant_bytes / parts;
+  for (int c = 0; c < NP; ++c) prefetch_bytes(n.quants + c * pb + part * bytes, bytes);
+}
+
 }  // namespace ork::ops

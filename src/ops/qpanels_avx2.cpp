@@ -105,13 +105,14 @@ void tile_q45_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* q = panels + sb + b * kQuantBytes;
     const uint8_t* s = panels + b * kPanelQ4KScaleBytes;
-    if (RX == 1 && b + 1 < nb)
-      for (int c = 0; c < NP; ++c) prefetch_bytes(q + c * pb + kQuantBytes, kQuantBytes);
+    NextBlock next{};
+    if (RX == 1) next = next_block<NP>(panels, pb, sb, b, nb, kQuantBytes, kPanelQ4KScaleBytes);
     __m256i isum[RX][H];
     for (auto& a : isum)
       for (auto& v : a) v = _mm256_setzero_si256();
 #pragma GCC unroll 1
     for (int sub = 0; sub < 8; ++sub) {
+      if (RX == 1) prefetch_part<NP>(next, pb, kQuantBytes, sub, 8);
       const uint8_t* qj = q + (sub / 2) * 8 * kPanelGroupBytes;
       const uint8_t* qh = q + 32 * kPanelGroupBytes;
       const int shift = (sub % 2) * 4;
@@ -283,13 +284,12 @@ void tile_q6_k_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, in
     const uint8_t* q = panels + sb + b * kPanelQ6KQuantBytes;
     const uint8_t* s = panels + b * kPanelQ6KScaleBytes;
     const int8_t* xq = xr[b].qs;
+    const NextBlock next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ6KQuantBytes, kPanelQ6KScaleBytes);
 #pragma GCC unroll 1
     for (int h = 0; h < H; ++h) {
       const uint8_t* qh0 = q + half_offset(h, pb);
       const uint8_t* sh = s + half_rows(h, pb) + 32;  // sc[sub][row]
-      if (h % 2 == 0 && b + 1 < nb) {
-        prefetch_bytes(qh0 + kPanelQ6KQuantBytes, kPanelQ6KQuantBytes);
-      }
+      prefetch_part<NP>(next, pb, kPanelQ6KQuantBytes, h, H);
       __m256i t = _mm256_setzero_si256();
 #pragma GCC unroll 2
       for (int hh = 0; hh < 2; ++hh)

@@ -89,8 +89,17 @@ void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
   constexpr int64_t kQuantBytes = (Q4 ? 4 : 8) * kPanelGroupBytes;
   [[maybe_unused]] const __m512i grid = Grid ? grid_table_u8() : _mm512_setzero_si512();
   for (int64_t b = 0; b < nb; ++b) {
-    if (RX == 1 && b + 4 < nb)
-      for (int c = 0; c < NP; ++c) prefetch_bytes(panels + sb + (b + 4) * kQuantBytes + c * pb, kQuantBytes);
+    if (RX == 1) {  // the block 4 ahead: this tile's, or past its end the next tile's (as next_block)
+      const int64_t a = b + 4;
+      if (a < nb) {
+        for (int c = 0; c < NP; ++c) prefetch_bytes(panels + sb + a * kQuantBytes + c * pb, kQuantBytes);
+      } else if (a - nb < nb) {
+        for (int c = NP; c < 2 * NP; ++c) {
+          if (a == nb) prefetch_bytes(panels + c * pb, 2 * kCacheLineBytes);  // its first scales
+          prefetch_bytes(panels + sb + (a - nb) * kQuantBytes + c * pb, kQuantBytes);
+        }
+      }
+    }
     __m512i s[RX][NP];
     zero(s);
     if constexpr (Q4) {
@@ -218,8 +227,8 @@ void tile_q4_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
 
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* q = panels + sb + b * kPanelQ4KQuantBytes;
-    if (RX == 1 && b + 1 < nb)
-      for (int c = 0; c < NP; ++c) prefetch_bytes(q + c * pb + kPanelQ4KQuantBytes, kPanelQ4KQuantBytes);
+    NextBlock next{};
+    if (RX == 1) next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ4KQuantBytes, kPanelQ4KScaleBytes);
     const uint8_t* sc = panels + b * kPanelQ4KScaleBytes;
     __m512i isum[RX][NP];
     zero(isum);
@@ -228,6 +237,7 @@ void tile_q4_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const int sub = 2 * j + h;
+      if (RX == 1) prefetch_part<NP>(next, pb, kPanelQ4KQuantBytes, sub, 8);
       __m512i p[RX][NP];
       zero(p);
       const uint8_t* qj = q + j * 8 * kPanelGroupBytes;
@@ -363,8 +373,6 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
 
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* q = panels + sb + b * kPanelQ6KQuantBytes;
-    if (RX == 1 && b + 1 < nb)
-      for (int c = 0; c < NP; ++c) prefetch_bytes(q + c * pb + kPanelQ6KQuantBytes, kPanelQ6KQuantBytes);
     const uint8_t* sc = panels + b * kPanelQ6KScaleBytes;
     __m512i tsum[RX][NP];
     zero(tsum);
@@ -422,6 +430,85 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
   store_tile<RX, NP>(acc, ncol, y, ys);
 }
 
+// Q6_K with one activation row (decode): the same integer sums as tile_q6_k_fixed<1, NP>, with each
+// ql group loaded once for its two nibbles and each qh group once for its four bit pairs. Loop
+// order: half h, then the 4 groups l' of one half of a quarter; the four quarters k share the
+// loads, so four sub-blocks (8h + 2k + half) accumulate at once (int32 sums are exact, so the
+// order of the sub-blocks does not matter). q = (ql nibble) | (qh bits at 4..5) is one vpternlogd
+// (a | (b & 0x30)) after a 16-bit shift, which moves bits within each byte for shifts up to 4.
+template <int NP>
+void tile_q6_k_one_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
+                       float* y) {
+  __m512 acc[1][NP];
+  zero(acc);
+  const auto* xb = reinterpret_cast<const quant::BlockQ8_K*>(x);
+  const __m512i m4 = _mm512_set1_epi8(15);
+  const __m512i m30 = _mm512_set1_epi8(0x30);
+  constexpr int kAOrBAndC = 0xF8;  // vpternlogd truth table of a | (b & c)
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * kPanelQ6KQuantBytes;
+    const NextBlock next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ6KQuantBytes, kPanelQ6KScaleBytes);
+    const uint8_t* sc = panels + b * kPanelQ6KScaleBytes;
+    const int8_t* xq = xb[b].qs;
+    __m512i tsum[NP];
+    for (int c = 0; c < NP; ++c) tsum[c] = _mm512_setzero_si512();
+#pragma GCC unroll 1
+    for (int hh = 0; hh < 4; ++hh) {  // half h = hh / 2; half of each quarter = hh % 2 (l' = 4·half ..)
+      const int h = hh / 2, half = hh % 2;
+      prefetch_part<NP>(next, pb, kPanelQ6KQuantBytes, hh, 4);
+      __m512i p[4][NP];
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k)
+#pragma GCC unroll 2
+        for (int c = 0; c < NP; ++c) p[k][c] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int l = 4 * half; l < 4 * half + 4; ++l) {
+        __m512i xv[4];
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) {
+          int32_t v;
+          std::memcpy(&v, xq + 128 * h + 32 * k + 4 * l, 4);
+          xv[k] = _mm512_set1_epi32(v);
+        }
+#pragma GCC unroll 2
+        for (int c = 0; c < NP; ++c) {
+          const uint8_t* g = q + c * pb;
+          const __m512i a = _mm512_load_si512(reinterpret_cast<const void*>(g + (16 * h + l) * kPanelGroupBytes));
+          const __m512i bq = _mm512_load_si512(reinterpret_cast<const void*>(g + (16 * h + 8 + l) * kPanelGroupBytes));
+          const __m512i hq = _mm512_load_si512(reinterpret_cast<const void*>(g + (32 + 8 * h + l) * kPanelGroupBytes));
+          const __m512i w0 = _mm512_ternarylogic_epi32(_mm512_and_si512(a, m4), _mm512_slli_epi16(hq, 4), m30, kAOrBAndC);
+          const __m512i w1 = _mm512_ternarylogic_epi32(_mm512_and_si512(bq, m4), _mm512_slli_epi16(hq, 2), m30, kAOrBAndC);
+          const __m512i w2 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(a, 4), m4), hq, m30, kAOrBAndC);
+          const __m512i w3 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(bq, 4), m4),
+                                                       _mm512_srli_epi16(hq, 2), m30, kAOrBAndC);
+          p[0][c] = _mm512_dpbusd_epi32(p[0][c], w0, xv[0]);
+          p[1][c] = _mm512_dpbusd_epi32(p[1][c], w1, xv[1]);
+          p[2][c] = _mm512_dpbusd_epi32(p[2][c], w2, xv[2]);
+          p[3][c] = _mm512_dpbusd_epi32(p[3][c], w3, xv[3]);
+        }
+      }
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        const int sub = 8 * h + 2 * k + half;
+        const __m512i corr = _mm512_set1_epi32(32 * int32_t(xb[b].bsums[sub]));
+#pragma GCC unroll 2
+        for (int c = 0; c < NP; ++c) {
+          const __m512i scv = _mm512_cvtepi8_epi32(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 32 + 16 * sub)));
+          tsum[c] = _mm512_add_epi32(tsum[c], _mm512_mullo_epi32(_mm512_sub_epi32(p[k][c], corr), scv));
+        }
+      }
+    }
+#pragma GCC unroll 2
+    for (int c = 0; c < NP; ++c) {
+      const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb)));
+      acc[0][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xb[b].d)), _mm512_cvtepi32_ps(tsum[c]), acc[0][c]);
+    }
+  }
+  store_tile<1, NP>(acc, ncol, y, 0);
+}
+
 // ---- IQ4_XS: the nibbles index the grid + 128 (vpshufb); per sub-block of 32 (groups 4j .. 4j+3:
 // low nibbles elements 4g.., high nibbles 16+4g..) the exact dot minus 128·Σx, times the row's
 // sub-block scale l_j (int8), summed in int32 over the super-block. ----
@@ -436,13 +523,14 @@ void tile_iq4_xs_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb
 
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* q = panels + sb + b * kPanelQ4KQuantBytes;
-    if (RX == 1 && b + 1 < nb)
-      for (int c = 0; c < NP; ++c) prefetch_bytes(q + c * pb + kPanelQ4KQuantBytes, kPanelQ4KQuantBytes);
+    NextBlock next{};
+    if (RX == 1) next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ4KQuantBytes, kPanelIQ4XSScaleBytes);
     const uint8_t* sc = panels + b * kPanelIQ4XSScaleBytes;
     __m512i t[RX][NP];
     zero(t);
 #pragma GCC unroll 1
     for (int j = 0; j < 8; ++j) {
+      if (RX == 1) prefetch_part<NP>(next, pb, kPanelQ4KQuantBytes, j, 8);
       __m512i p[RX][NP];
       zero(p);
 #pragma GCC unroll 4
@@ -529,7 +617,10 @@ template <int RX, int NP>
 struct Q6_KTile {
   static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
                   float* y, int64_t ys) {
-    tile_q6_k_fixed<RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
+    if constexpr (RX == 1)
+      tile_q6_k_one_row<NP>(nb, p, pb, sb, ncol, x, y);
+    else
+      tile_q6_k_fixed<RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
   }
 };
 
