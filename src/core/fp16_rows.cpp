@@ -35,6 +35,18 @@ __attribute__((target("avx,f16c"))) void f16c_narrow(const float* src, int64_t n
   for (; i < n; ++i) dst[i] = f32_to_f16(src[i]);
 }
 
+__attribute__((target("avx,f16c"))) void f16c_rows(const uint16_t* src, int64_t rows, int64_t n,
+                                                 int64_t src_stride, float* dst) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint16_t* s = src + r * src_stride;
+    float* d = dst + r * n;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+    scalar(s + i, n - i, d + i);
+  }
+}
+
 bool has_f16c() {
   static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
   return yes;
@@ -55,6 +67,16 @@ void f16_to_f32_n(const uint16_t* src, int64_t n, float* dst) {
   src += i, dst += i, n -= i;
 #endif
   scalar(src, n, dst);
+}
+
+void f16_to_f32_rows(const uint16_t* src, int64_t rows, int64_t n, int64_t src_stride, float* dst) {
+#if defined(__x86_64__)
+  if (has_f16c()) {
+    f16c_rows(src, rows, n, src_stride, dst);
+    return;
+  }
+#endif
+  for (int64_t r = 0; r < rows; ++r) f16_to_f32_n(src + r * src_stride, n, dst + r * n);
 }
 
 void f32_to_f16_n(const float* src, int64_t n, uint16_t* dst) {

@@ -15,6 +15,10 @@ namespace ork {
 // dst[i] = f16_to_f32(src[i]) for i < n (n >= 0); src and dst must not overlap.
 void f16_to_f32_n(const uint16_t* src, int64_t n, float* dst);
 
+// Row r of `rows` rows of n halves at src + r·src_stride → dst + r·n (dst dense), as f16_to_f32_n
+// per row, in one call (the attention tiles convert a block of cached keys at once).
+void f16_to_f32_rows(const uint16_t* src, int64_t rows, int64_t n, int64_t src_stride, float* dst);
+
 // dst[i] = f32_to_f16(src[i]) for i < n (n >= 0); src and dst must not overlap.
 void f32_to_f16_n(const float* src, int64_t n, uint16_t* dst);
 

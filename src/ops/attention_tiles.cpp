@@ -230,8 +230,7 @@ void attention_tiles(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64
     // The f32 rows of keys [j0, j1) of KV head g in K (k32/k16) or V.
     const auto load = [&](const float* f32, const uint16_t* f16, int64_t g, int64_t j0, int64_t j1) {
       if (f32 != nullptr) return Block{f32 + (j0 - kv_pos0) * kv_stride + g * head_dim, kv_stride, j0, j1};
-      for (int64_t j = j0; j < j1; ++j)
-        f16_to_f32_n(f16 + (j - kv_pos0) * kv_stride + g * head_dim, head_dim, block.data() + (j - j0) * head_dim);
+      f16_to_f32_rows(f16 + (j0 - kv_pos0) * kv_stride + g * head_dim, j1 - j0, head_dim, kv_stride, block.data());
       return Block{block.data(), head_dim, j0, j1};
     };
     for (int64_t task = begin; task < end; ++task) {

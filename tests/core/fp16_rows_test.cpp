@@ -44,6 +44,21 @@ TEST(Fp16Rows, TailsAndOffsetsAndNothingPastTheEnd) {
   }
 }
 
+TEST(Fp16Rows, StridedRowsConvertAsEachRowAlone) {
+  std::vector<uint16_t> h(7 * 50);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = uint16_t(0x3000 + (113 * i) % 0x4000);  // finite halves
+  for (int64_t n : {0, 1, 7, 8, 9, 16, 33})
+    for (int64_t rows : {0, 1, 3, 7}) {
+      std::vector<float> got(size_t(rows * n) + 1, -7.0f), want(static_cast<size_t>(n));
+      f16_to_f32_rows(h.data() + 3, rows, n, 50, got.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        f16_to_f32_n(h.data() + 3 + r * 50, n, want.data());
+        for (int64_t i = 0; i < n; ++i) EXPECT_EQ(got[size_t(r * n + i)], want[size_t(i)]) << rows << " " << n;
+      }
+      EXPECT_EQ(got[size_t(rows * n)], -7.0f) << "wrote past " << rows << " × " << n;
+    }
+}
+
 // f32 bit patterns where rounding to f16 is decided: for every f16 value h (both signs), the f32
 // values exactly halfway to its neighbours and one ulp either side of them, h itself, and the
 // ranges past the largest half (65504 .. 65520 .. inf) and below the smallest subnormal.
