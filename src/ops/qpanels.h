@@ -137,7 +137,7 @@ struct PanelKernels {
   PanelTileFn q4_0 = nullptr;
   PanelTileFn q4_k = nullptr;
   PanelTileFn q6_k = nullptr;
-  PanelTileFn q5_k = nullptr;    // not on AVX-512 VNNI yet
+  PanelTileFn q5_k = nullptr;
   PanelTileFn iq4_nl = nullptr;
   PanelTileFn iq4_xs = nullptr;
   PanelTileFn q4_1 = nullptr;

@@ -214,21 +214,25 @@ void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
   store_tile<RX, NP>(acc, ncol, y, ys);
 }
 
-// ---- Q4_K: per super-block, 8 sub-blocks of 32; each 64-byte group vector holds 4 quants of 16
-// rows for sub-block 2j (low nibbles) and 2j+1 (high nibbles). ----
-template <int RX, int NP>
-void tile_q4_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
-                     const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+// ---- Q4_K and Q5_K: per super-block, 8 sub-blocks of 32; each 64-byte group vector holds 4 quants
+// of 16 rows for sub-block 2j (low nibbles) and 2j+1 (high nibbles). Q5_K: qh group g (after the 32
+// nibble groups) holds the 5th bits of the same elements, bit `sub` of each byte; a 16-bit shift
+// brings it to bit 4 within each byte and one vpternlogd ORs it under the nibble (q in [0, 31]). ----
+template <bool Q5, int RX, int NP>
+void tile_q45_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
+                      const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+  constexpr int64_t kQuantBytes = Q5 ? kPanelQ5KQuantBytes : kPanelQ4KQuantBytes;
   __m512 acc[RX][NP];
   zero(acc);
   const quant::BlockQ8_K* xr[RX];
   row_pointers(x, xs, xr);
   const __m512i m4 = _mm512_set1_epi8(15);
+  [[maybe_unused]] const __m512i m10 = _mm512_set1_epi8(0x10);
 
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* q = panels + sb + b * kPanelQ4KQuantBytes;
+    const uint8_t* q = panels + sb + b * kQuantBytes;
     NextBlock next{};
-    if (RX == 1) next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ4KQuantBytes, kPanelQ4KScaleBytes);
+    if (RX == 1) next = next_block<NP>(panels, pb, sb, b, nb, kQuantBytes, kPanelQ4KScaleBytes);
     const uint8_t* sc = panels + b * kPanelQ4KScaleBytes;
     __m512i isum[RX][NP];
     zero(isum);
@@ -237,10 +241,11 @@ void tile_q4_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const int sub = 2 * j + h;
-      if (RX == 1) prefetch_part<NP>(next, pb, kPanelQ4KQuantBytes, sub, 8);
+      if (RX == 1) prefetch_part<NP>(next, pb, kQuantBytes, sub, 8);
       __m512i p[RX][NP];
       zero(p);
       const uint8_t* qj = q + j * 8 * kPanelGroupBytes;
+      [[maybe_unused]] const uint8_t* qh = q + 32 * kPanelGroupBytes;
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
         __m512i w[NP];
@@ -248,6 +253,12 @@ void tile_q4_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
         for (int c = 0; c < NP; ++c) {
           const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(qj + c * pb + g * kPanelGroupBytes));
           w[c] = _mm512_and_si512(h ? _mm512_srli_epi16(v, 4) : v, m4);
+          if constexpr (Q5) {
+            const __m512i hv = _mm512_load_si512(reinterpret_cast<const void*>(qh + c * pb + g * kPanelGroupBytes));
+            const __m512i hb = sub <= 4 ? _mm512_sll_epi16(hv, _mm_cvtsi32_si128(4 - sub))
+                                        : _mm512_srl_epi16(hv, _mm_cvtsi32_si128(sub - 4));
+            w[c] = _mm512_ternarylogic_epi32(w[c], hb, m10, 0xF8);  // w | (hb & 0x10)
+          }
         }
 #pragma GCC unroll 8
         for (int i = 0; i < RX; ++i) {
@@ -610,7 +621,14 @@ template <int RX, int NP>
 struct Q4_KTile {
   static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
                   float* y, int64_t ys) {
-    tile_q4_k_fixed<RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
+    tile_q45_k_fixed<false, RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
+  }
+};
+template <int RX, int NP>
+struct Q5_KTile {
+  static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+                  float* y, int64_t ys) {
+    tile_q45_k_fixed<true, RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
   }
 };
 template <int RX, int NP>
@@ -661,12 +679,11 @@ void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np,
   }
 }
 
-// Q5_K: none yet (AVX-512 VNNI CPUs run its AVX2 kernel: best_panel_isa).
 const PanelKernels kTable = {dispatch<Q8_0Tile>,
                              dispatch<Q4_0Tile>,
                              dispatch<Q4_KTile>,
                              dispatch<Q6_KTile>,
-                             nullptr,
+                             dispatch<Q5_KTile>,
                              dispatch<IQ4_NLTile>,
                              dispatch<IQ4_XSTile>,
                              dispatch<LegacyTile<Legacy::kQ4_1>::Tile>,

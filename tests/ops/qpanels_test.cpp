@@ -144,12 +144,13 @@ TEST_P(QPanelsP, EveryIsaKernelEqualsTheReferenceBitForBit) {
           EXPECT_TRUE(bit_equal(ref, got)) << isa_name(isa) << " N=" << n << " K=" << k << " M=" << m;
         }
   }
-  // The vector kernel of this build's target runs whenever its CPU feature is there.
-  const bool vnni_type = type != quant::Type::Q5_K;
-  if ((vnni_type && isa_supported(Isa::kAvx512Vnni)) || isa_supported(Isa::kNeonDot) ||
-      isa_supported(Isa::kAvx2)) {
+  // The vector kernel of this build's target runs whenever its CPU feature is there; every panel
+  // type has an AVX2, an AVX-512 VNNI and a NEON kernel.
+  if (isa_supported(Isa::kAvx512Vnni) || isa_supported(Isa::kNeonDot) || isa_supported(Isa::kAvx2)) {
     EXPECT_GE(isas, 1);
   }
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512Vnni, Isa::kNeonDot})
+    if (isa_supported(isa)) EXPECT_NE(panel_kernel(type, isa), nullptr) << isa_name(isa);
 }
 
 TEST_P(QPanelsP, ThreadCountAndBatchIndependent) {
