@@ -35,16 +35,10 @@ __attribute__((target("avx,f16c"))) void f16c_narrow(const float* src, int64_t n
   for (; i < n; ++i) dst[i] = f32_to_f16(src[i]);
 }
 
-__attribute__((target("avx,f16c"))) void f16c_rows(const uint16_t* src, int64_t rows, int64_t n,
+// One call for many rows; flatten inlines f16c (same target) into the loop.
+__attribute__((target("avx,f16c"), flatten)) void f16c_rows(const uint16_t* src, int64_t rows, int64_t n,
                                                  int64_t src_stride, float* dst) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const uint16_t* s = src + r * src_stride;
-    float* d = dst + r * n;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-      _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
-    scalar(s + i, n - i, d + i);
-  }
+  for (int64_t r = 0; r < rows; ++r) f16c(src + r * src_stride, n, dst + r * n);
 }
 
 bool has_f16c() {
