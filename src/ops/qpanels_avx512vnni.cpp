@@ -617,19 +617,15 @@ struct IQ4_XSTile {
     tile_iq4_xs_fixed<RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
   }
 };
-template <int RX, int NP>
-struct Q4_KTile {
-  static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
-                  float* y, int64_t ys) {
-    tile_q45_k_fixed<false, RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
-  }
-};
-template <int RX, int NP>
-struct Q5_KTile {
-  static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
-                  float* y, int64_t ys) {
-    tile_q45_k_fixed<true, RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
-  }
+template <bool Q5>  // Q4_K (false) or Q5_K (true)
+struct Q45_KTile {
+  template <int RX, int NP>
+  struct Tile {
+    static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+                    float* y, int64_t ys) {
+      tile_q45_k_fixed<Q5, RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
+    }
+  };
 };
 template <int RX, int NP>
 struct Q6_KTile {
@@ -681,9 +677,9 @@ void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np,
 
 const PanelKernels kTable = {dispatch<Q8_0Tile>,
                              dispatch<Q4_0Tile>,
-                             dispatch<Q4_KTile>,
+                             dispatch<Q45_KTile<false>::Tile>,
                              dispatch<Q6_KTile>,
-                             dispatch<Q5_KTile>,
+                             dispatch<Q45_KTile<true>::Tile>,
                              dispatch<IQ4_NLTile>,
                              dispatch<IQ4_XSTile>,
                              dispatch<LegacyTile<Legacy::kQ4_1>::Tile>,
