@@ -15,22 +15,35 @@ inline void prefetch_bytes(const uint8_t* p, int64_t bytes) {
   for (int64_t l = 0; l < bytes; l += kCacheLineBytes) __builtin_prefetch(p + l, 0, 3);
 }
 
+// How far ahead of its reads a decode tile asks for each panel's quants: about 4 KiB, i.e. the
+// blocks_ahead(quant bytes of one panel's block) blocks after the current one. One block (1–3 KiB
+// for the K types, 256 B for Q4_0) left DRAM latency exposed: kernels_bench BM_QPanelsModelDecode
+// on the AVX-512 VNNI machine of docs/ops.md gained 10–25 % for Q4_0, Q4_K, Q5_K and IQ4_XS at
+// 4 KiB, nothing more at 8 KiB. The Q6_K tiles, bound by their unpacking more than by memory, stay
+// at one block (3.3 KiB): two measured slower.
+inline constexpr int64_t kPrefetchAheadBytes = 4096;
+constexpr int64_t blocks_ahead(int64_t quant_bytes) {
+  return (kPrefetchAheadBytes + quant_bytes - 1) / quant_bytes;
+}
+
 // For the panel decode tiles (ops/qpanels_*.cpp, one activation row): each step of a block's loop
-// asks for one part of the block after it — the panels' next block, or after the tile's last block
-// the first block of the next tile (the caller's next panels, whose scale region is asked for at
-// the last block; a prefetch past the end of the matrix is harmless). Spread over the loop, the
-// prefetches overlap the arithmetic instead of queueing ahead of it, and a tile's first block no
-// longer starts cold (kernels_bench BM_QPanelsModelDecode, docs/ops.md).
-// panels: the tile's first panel; pb: bytes per panel; sb: its scale region's bytes.
+// asks for one part of the block `ahead` blocks after it — this tile's, or past the tile's last
+// block the next tile's (the caller's next panels, whose scale region is asked for when the
+// distance first crosses into them; a prefetch past the end of the matrix is harmless). Spread
+// over the loop, the prefetches overlap the arithmetic instead of queueing ahead of it, and a
+// tile's first blocks no longer start cold (kernels_bench BM_QPanelsModelDecode, docs/ops.md).
+// panels: the tile's first panel; pb: bytes per panel; sb: its scale region's bytes; ahead >= 1.
 struct NextBlock {
   const uint8_t* quants;  // panel 0's quants; panel c's at quants + c·pb
 };
 template <int NP>
 inline NextBlock next_block(const uint8_t* panels, int64_t pb, int64_t sb, int64_t b, int64_t nb,
-                            int64_t quant_bytes, int64_t scale_bytes) {
-  if (b + 1 < nb) return {panels + sb + (b + 1) * quant_bytes};
-  for (int c = 0; c < NP; ++c) prefetch_bytes(panels + (NP + c) * pb, scale_bytes);
-  return {panels + NP * pb + sb};
+                            int64_t quant_bytes, int64_t scale_bytes, int64_t ahead) {
+  const int64_t a = b + ahead;
+  if (a < nb) return {panels + sb + a * quant_bytes};
+  if (a == nb)
+    for (int c = 0; c < NP; ++c) prefetch_bytes(panels + (NP + c) * pb, scale_bytes);
+  return {panels + NP * pb + sb + (a - nb) * quant_bytes};
 }
 // Part `part` of `parts` of the block at n, for every panel of the tile.
 template <int NP>

@@ -106,7 +106,8 @@ void tile_q45_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
     const uint8_t* q = panels + sb + b * kQuantBytes;
     const uint8_t* s = panels + b * kPanelQ4KScaleBytes;
     NextBlock next{};
-    if (RX == 1) next = next_block<NP>(panels, pb, sb, b, nb, kQuantBytes, kPanelQ4KScaleBytes);
+    if (RX == 1)
+      next = next_block<NP>(panels, pb, sb, b, nb, kQuantBytes, kPanelQ4KScaleBytes, blocks_ahead(kQuantBytes));
     __m256i isum[RX][H];
     for (auto& a : isum)
       for (auto& v : a) v = _mm256_setzero_si256();
@@ -284,7 +285,7 @@ void tile_q6_k_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, in
     const uint8_t* q = panels + sb + b * kPanelQ6KQuantBytes;
     const uint8_t* s = panels + b * kPanelQ6KScaleBytes;
     const int8_t* xq = xr[b].qs;
-    const NextBlock next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ6KQuantBytes, kPanelQ6KScaleBytes);
+    const NextBlock next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ6KQuantBytes, kPanelQ6KScaleBytes, 1);
 #pragma GCC unroll 1
     for (int h = 0; h < H; ++h) {
       const uint8_t* qh0 = q + half_offset(h, pb);

@@ -89,8 +89,8 @@ void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
   constexpr int64_t kQuantBytes = (Q4 ? 4 : 8) * kPanelGroupBytes;
   [[maybe_unused]] const __m512i grid = Grid ? grid_table_u8() : _mm512_setzero_si512();
   for (int64_t b = 0; b < nb; ++b) {
-    if (RX == 1) {  // the block 4 ahead: this tile's, or past its end the next tile's (as next_block)
-      const int64_t a = b + 4;
+    if (RX == 1) {  // the block blocks_ahead() on: this tile's, or past its end the next tile's (as next_block)
+      const int64_t a = b + blocks_ahead(kQuantBytes);
       if (a < nb) {
         for (int c = 0; c < NP; ++c) prefetch_bytes(panels + sb + a * kQuantBytes + c * pb, kQuantBytes);
       } else if (a - nb < nb) {
@@ -232,7 +232,8 @@ void tile_q45_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb,
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* q = panels + sb + b * kQuantBytes;
     NextBlock next{};
-    if (RX == 1) next = next_block<NP>(panels, pb, sb, b, nb, kQuantBytes, kPanelQ4KScaleBytes);
+    if (RX == 1)
+      next = next_block<NP>(panels, pb, sb, b, nb, kQuantBytes, kPanelQ4KScaleBytes, blocks_ahead(kQuantBytes));
     const uint8_t* sc = panels + b * kPanelQ4KScaleBytes;
     __m512i isum[RX][NP];
     zero(isum);
@@ -459,7 +460,7 @@ void tile_q6_k_one_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb
 
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* q = panels + sb + b * kPanelQ6KQuantBytes;
-    const NextBlock next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ6KQuantBytes, kPanelQ6KScaleBytes);
+    const NextBlock next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ6KQuantBytes, kPanelQ6KScaleBytes, 1);
     const uint8_t* sc = panels + b * kPanelQ6KScaleBytes;
     const int8_t* xq = xb[b].qs;
     __m512i tsum[NP];
@@ -535,7 +536,8 @@ void tile_iq4_xs_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* q = panels + sb + b * kPanelQ4KQuantBytes;
     NextBlock next{};
-    if (RX == 1) next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ4KQuantBytes, kPanelIQ4XSScaleBytes);
+    if (RX == 1) next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ4KQuantBytes, kPanelIQ4XSScaleBytes,
+                                     blocks_ahead(kPanelQ4KQuantBytes));
     const uint8_t* sc = panels + b * kPanelIQ4XSScaleBytes;
     __m512i t[RX][NP];
     zero(t);
