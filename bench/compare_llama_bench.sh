@@ -57,6 +57,8 @@ for f in dict.fromkeys(l["file"] for l in lines):
         s["ork_tg64"] = spread([v for r in ork for v in r["tg_tok_per_s_runs"]])
         s["ork_decode_gb_per_s_median"] = statistics.median(r["decode_gb_per_s"] for r in ork)
         s["ork_decode_read_fraction_median"] = statistics.median(r["decode_read_fraction"] for r in ork)
+        # Every repetition's decode over the read rate measured around it (ork bench's paired runs).
+        s["ork_decode_read_fraction_paired"] = spread([v for r in ork for v in r["decode_read_fraction_paired_runs"]])
         if lpp and ltg:
             s["pp_ratio"] = s["ork_pp128"]["median"] / s["llama_cpp_pp128"]["median"]
             s["tg_ratio"] = s["ork_tg64"]["median"] / s["llama_cpp_tg64"]["median"]

@@ -38,6 +38,7 @@ s = {"summary": True, "machine": ork[0]["machine"], "model": ork[0]["model"], "t
      "ork_tg_tok_per_s_median": med(ork, "tg_tok_per_s_runs"),
      "llama_cpp_tg_tok_per_s_median": med(lcpp, "tg_tok_per_s_runs"),
      "ork_decode_read_fraction_median": statistics.median(r["decode_read_fraction"] for r in ork),
+     "ork_decode_read_fraction_paired_median": med(ork, "decode_read_fraction_paired_runs"),
      "ork_decode_copy_fraction_median": statistics.median(r["decode_bandwidth_fraction"] for r in ork)}
 s["pp_ratio"] = s["ork_pp_tok_per_s_median"] / s["llama_cpp_pp_tok_per_s_median"]
 s["tg_ratio"] = s["ork_tg_tok_per_s_median"] / s["llama_cpp_tg_tok_per_s_median"]

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "gen_model/gen_model.h"
 #include "gguf/file.h"
@@ -19,6 +20,21 @@ double json_number(const std::string& json, const std::string& key) {
   const size_t at = json.find("\"" + key + "\":");
   if (at == std::string::npos) return std::nan("");
   return std::strtod(json.c_str() + at + key.size() + 3, nullptr);
+}
+
+// The numbers of "key":[a,b,...] in a one-line JSON object (empty when absent).
+std::vector<double> json_array(const std::string& json, const std::string& key) {
+  std::vector<double> out;
+  size_t at = json.find("\"" + key + "\":[");
+  if (at == std::string::npos) return out;
+  const char* p = json.c_str() + at + key.size() + 4;
+  while (*p != ']' && *p != '\0') {
+    char* end = nullptr;
+    out.push_back(std::strtod(p, &end));
+    if (end == p) break;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return out;
 }
 
 std::string small_model(const testing::TempDir& dir, bool tied) {
@@ -77,6 +93,20 @@ TEST(OrkBench, JsonReportIsConsistent) {
     EXPECT_GT(read, 0);
     EXPECT_NEAR(json_number(r.out, "decode_bandwidth_fraction"), decode / copy, 2e-5 * decode / copy);
     EXPECT_NEAR(json_number(r.out, "decode_read_fraction"), decode / read, 2e-5 * decode / read);
+    // Paired: repetition i's decode GB/s over the read rate measured around it; the median of two.
+    const std::vector<double> tg_runs = json_array(r.out, "tg_tok_per_s_runs"),
+                              read_runs = json_array(r.out, "read_gb_per_s_paired_runs"),
+                              fractions = json_array(r.out, "decode_read_fraction_paired_runs");
+    ASSERT_EQ(tg_runs.size(), 2u) << r.out;
+    ASSERT_EQ(read_runs.size(), 2u) << r.out;
+    ASSERT_EQ(fractions.size(), 2u) << r.out;
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_GT(read_runs[i], 0);
+      const double want = tg_runs[i] * wbytes / 1e9 / read_runs[i];
+      EXPECT_NEAR(fractions[i], want, 2e-5 * want) << i;
+    }
+    const double paired = json_number(r.out, "decode_read_fraction_paired");
+    EXPECT_NEAR(paired, 0.5 * (fractions[0] + fractions[1]), 2e-5 * paired);
   }
 }
 
@@ -92,6 +122,7 @@ TEST(OrkBench, PromptTestCanBeSkippedAndTableIsDefault) {
   EXPECT_NE(t.out.find("| pp4 "), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("| tg2 "), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("of the read bandwidth"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("measured around each repetition"), std::string::npos) << t.out;
 }
 
 TEST(OrkBench, PinnedThreadsRun) {

@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/machine.h"
 #include "core/timer.h"
+#include "memory_bandwidth.h"
 #include "ops/cpu_features.h"
 #include "runtime/context.h"
 #include "runtime/engine.h"
@@ -50,6 +51,9 @@ struct Stats {
   double mean = 0, stddev = 0, median = 0;
 };
 
+// Read passes of the probe around each decode repetition (after one untimed pass).
+constexpr int kPairedPasses = 3;
+
 Stats stats(const std::vector<double>& v) {
   Stats s;
   if (v.empty()) return s;
@@ -65,65 +69,6 @@ Stats stats(const std::vector<double>& v) {
     s.stddev = std::sqrt(ss / double(v.size() - 1));
   }
   return s;
-}
-
-// Both memory references use the engine's threads on buffers much larger than any cache, each
-// thread one contiguous slice it touched first, and report the best of `reps` timed passes after
-// one warm-up pass (as STREAM does: the best pass is the least disturbed by other processes).
-
-// Memory copy bandwidth: GB/s counts bytes read plus bytes written (STREAM Copy's convention).
-double copy_bandwidth_gbs(ThreadPool& pool, size_t bytes, int reps) {
-  std::unique_ptr<uint8_t[]> src(new uint8_t[bytes]), dst(new uint8_t[bytes]);
-  pool.run([&](int i, int n) {
-    const size_t b = bytes * size_t(i) / size_t(n), e = bytes * size_t(i + 1) / size_t(n);
-    std::memset(src.get() + b, i + 1, e - b);
-    std::memset(dst.get() + b, 0, e - b);
-  });
-  double best = 0;
-  for (int r = 0; r <= reps; ++r) {
-    const double t0 = now_ms();
-    pool.run([&](int i, int n) {
-      const size_t b = bytes * size_t(i) / size_t(n), e = bytes * size_t(i + 1) / size_t(n);
-      std::memcpy(dst.get() + b, src.get() + b, e - b);
-    });
-    const double ms = now_ms() - t0;
-    if (r > 0) best = std::max(best, 2.0 * double(bytes) / (ms * 1e6));
-  }
-  return best;
-}
-
-ORK_VECTOR_CLONES uint64_t sum_words(const uint64_t* __restrict p, size_t n) {
-  uint64_t lanes[8] = {};
-  for (size_t i = 0; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l) lanes[l] += p[i + l];
-  uint64_t s = 0;
-  for (uint64_t v : lanes) s += v;
-  return s;
-}
-
-// Memory read bandwidth (what a decode step does with the weights): GB/s of bytes read.
-double read_bandwidth_gbs(ThreadPool& pool, size_t bytes, int reps) {
-  const size_t words = bytes / 8;
-  std::unique_ptr<uint64_t[]> buf(new uint64_t[words]);
-  pool.run([&](int i, int n) {
-    const size_t b = words * size_t(i) / size_t(n), e = words * size_t(i + 1) / size_t(n);
-    for (size_t w = b; w < e; ++w) buf[w] = w;
-  });
-  std::vector<uint64_t> sums(size_t(pool.size()));
-  double best = 0;
-  for (int r = 0; r <= reps; ++r) {
-    const double t0 = now_ms();
-    pool.run([&](int i, int n) {
-      const size_t b = words * size_t(i) / size_t(n), e = words * size_t(i + 1) / size_t(n);
-      sums[size_t(i)] += sum_words(buf.get() + b, e - b);
-    });
-    const double ms = now_ms() - t0;
-    if (r > 0) best = std::max(best, double(words * 8) / (ms * 1e6));
-  }
-  uint64_t total = 0;
-  for (uint64_t v : sums) total += v;
-  if (total == 1) std::printf(" ");  // keeps the sums observable
-  return best;
 }
 
 // Bytes of weights one decode step reads: every linear weight, plus one embedding row.
@@ -209,12 +154,20 @@ int cmd_bench(const std::vector<std::string>& argv) {
     pp.push_back(1000.0 * double(n_prompt) / (now_ms() - t0));
   }
   if (board) board->after_prompt = board_snapshot(engine);
+  // The read rate, measured next to each decode repetition: before the first, then after each (the
+  // higher of the two around a repetition is its reference), since a shared machine's rate drifts.
+  std::optional<ReadProbe> probe(std::in_place, engine.pool(), bw_bytes);
+  std::vector<double> paired_read;
+  double read_before = n_gen > 0 ? probe->gbs(kPairedPasses) : 0.0;
   for (int r = 0; r < reps && n_gen > 0; ++r) {
     const std::vector<int32_t> tokens = random_tokens(n_gen, n_vocab, uint32_t(200 + r));
     to_depth();
     const double t0 = now_ms();
     for (int32_t id : tokens) ctx.eval({id});
     tg.push_back(1000.0 * double(n_gen) / (now_ms() - t0));
+    const double read_after = probe->gbs(kPairedPasses);
+    paired_read.push_back(std::max(read_before, read_after));
+    read_before = read_after;
   }
   if (board) {
     board->end = board_snapshot(engine);
@@ -223,10 +176,16 @@ int cmd_bench(const std::vector<std::string>& argv) {
   }
 
   const uint64_t wbytes = weight_bytes_per_token(engine.model());
+  const double read_gbs = probe->gbs(7);
+  probe.reset();  // its buffer is freed before the copy test allocates two
   const double mem_gbs = copy_bandwidth_gbs(engine.pool(), bw_bytes, 7);
-  const double read_gbs = read_bandwidth_gbs(engine.pool(), bw_bytes, 7);
   const Stats spp = stats(pp), stg = stats(tg);
   const double decode_gbs = stg.mean * double(wbytes) / 1e9;
+  // Each repetition's decode GB/s over the read rate measured around it.
+  std::vector<double> paired_fraction;
+  for (size_t r = 0; r < tg.size(); ++r)
+    paired_fraction.push_back(paired_read[r] > 0 ? tg[r] * double(wbytes) / 1e9 / paired_read[r] : 0.0);
+  const double paired = stats(paired_fraction).median;
   const std::string isa(eo.exact ? std::string("exact") : std::string(ops::isa_name(ops::best_isa())));
 
   if (json) {
@@ -258,6 +217,14 @@ int cmd_bench(const std::vector<std::string>& argv) {
     j.key("decode_bandwidth_fraction").value(mem_gbs > 0 ? decode_gbs / mem_gbs : 0.0);
     j.key("read_gb_per_s").value(read_gbs);
     j.key("decode_read_fraction").value(read_gbs > 0 ? decode_gbs / read_gbs : 0.0);
+    const auto array = [&](const char* name, const std::vector<double>& v) {
+      j.key(name).begin_array();
+      for (double x : v) j.value(x);
+      j.end_array();
+    };
+    array("read_gb_per_s_paired_runs", paired_read);
+    array("decode_read_fraction_paired_runs", paired_fraction);
+    j.key("decode_read_fraction_paired").value(paired);
     if (board) j.key("board_model").raw(board->to_json());
     if (engine.hybrid() != nullptr) j.key("schedule").raw(engine.hybrid()->stats().to_json());
     if (wants_speculative(args) && n_gen > 0) bench_speculative(args, engine, draft.get(), n_gen, reps, &j);
@@ -279,6 +246,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
                   "(read+write), %.0f%% of the read bandwidth %.2f GB/s (%d threads, best of 7)\n",
                   decode_gbs, mem_gbs > 0 ? 100.0 * decode_gbs / mem_gbs : 0.0, mem_gbs,
                   read_gbs > 0 ? 100.0 * decode_gbs / read_gbs : 0.0, read_gbs, engine.threads());
+    if (n_gen > 0)
+      std::printf("against the read bandwidth measured around each repetition: %.0f%% (median of %zu)\n",
+                  100.0 * paired, paired_fraction.size());
     if (board) std::printf("%s\n", board->to_text().c_str());
     if (wants_speculative(args) && n_gen > 0) bench_speculative(args, engine, draft.get(), n_gen, reps, nullptr);
   }

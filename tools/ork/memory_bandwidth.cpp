@@ -1,0 +1,68 @@
+#include "memory_bandwidth.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/timer.h"
+#include "ops/cpu_features.h"
+
+namespace ork::cli {
+namespace {
+
+ORK_VECTOR_CLONES uint64_t sum_words(const uint64_t* __restrict p, size_t n) {
+  uint64_t lanes[8] = {};
+  for (size_t i = 0; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) lanes[l] += p[i + l];
+  uint64_t s = 0;
+  for (uint64_t v : lanes) s += v;
+  return s;
+}
+
+}  // namespace
+
+double copy_bandwidth_gbs(ThreadPool& pool, size_t bytes, int passes) {
+  std::unique_ptr<uint8_t[]> src(new uint8_t[bytes]), dst(new uint8_t[bytes]);
+  pool.run([&](int i, int n) {
+    const size_t b = bytes * size_t(i) / size_t(n), e = bytes * size_t(i + 1) / size_t(n);
+    std::memset(src.get() + b, i + 1, e - b);
+    std::memset(dst.get() + b, 0, e - b);
+  });
+  double best = 0;
+  for (int r = 0; r <= passes; ++r) {
+    const double t0 = now_ms();
+    pool.run([&](int i, int n) {
+      const size_t b = bytes * size_t(i) / size_t(n), e = bytes * size_t(i + 1) / size_t(n);
+      std::memcpy(dst.get() + b, src.get() + b, e - b);
+    });
+    const double ms = now_ms() - t0;
+    if (r > 0) best = std::max(best, 2.0 * double(bytes) / (ms * 1e6));
+  }
+  return best;
+}
+
+ReadProbe::ReadProbe(ThreadPool& pool, size_t bytes)
+    : pool_(pool), words_(std::max<size_t>(bytes / 8, 8)), buf_(new uint64_t[words_]) {
+  pool_.run([&](int i, int n) {
+    const size_t b = words_ * size_t(i) / size_t(n), e = words_ * size_t(i + 1) / size_t(n);
+    for (size_t w = b; w < e; ++w) buf_[w] = w;
+  });
+}
+
+double ReadProbe::gbs(int passes) {
+  std::vector<uint64_t> sums(size_t(pool_.size()));
+  double best = 0;
+  for (int r = 0; r <= passes; ++r) {
+    const double t0 = now_ms();
+    pool_.run([&](int i, int n) {
+      const size_t b = words_ * size_t(i) / size_t(n), e = words_ * size_t(i + 1) / size_t(n);
+      sums[size_t(i)] += sum_words(buf_.get() + b, e - b);
+    });
+    const double ms = now_ms() - t0;
+    if (r > 0) best = std::max(best, double(words_ * 8) / (ms * 1e6));
+  }
+  for (uint64_t v : sums) sink_ += v;
+  return best;
+}
+
+}  // namespace ork::cli
