@@ -16,11 +16,11 @@ inline void prefetch_bytes(const uint8_t* p, int64_t bytes) {
 }
 
 // How far ahead of its reads a decode tile asks for each panel's quants: about 4 KiB, i.e. the
-// blocks_ahead(quant bytes of one panel's block) blocks after the current one. One block (1–3 KiB
+// blocks_ahead(quant bytes of one panel's block) blocks after the current one. One block (2–3 KiB
 // for the K types, 256 B for Q4_0) left DRAM latency exposed: kernels_bench BM_QPanelsModelDecode
 // on the AVX-512 VNNI machine of docs/ops.md gained 10–25 % for Q4_0, Q4_K, Q5_K and IQ4_XS at
 // 4 KiB, nothing more at 8 KiB. The Q6_K tiles, bound by their unpacking more than by memory, stay
-// at one block (3.3 KiB): two measured slower.
+// at one block (3 KiB): two measured slower.
 inline constexpr int64_t kPrefetchAheadBytes = 4096;
 constexpr int64_t blocks_ahead(int64_t quant_bytes) {
   return (kPrefetchAheadBytes + quant_bytes - 1) / quant_bytes;
