@@ -201,13 +201,16 @@ int cmd_bench(const std::vector<std::string>& argv) {
     j.key("n_gen").value(n_gen);
     j.key("n_depth").value(n_depth);
     // "<test>_tok_per_s" (the mean), _stddev, _median and _runs (every repetition).
+    const auto array = [&](const std::string& name, const std::vector<double>& v) {
+      j.key(name).begin_array();
+      for (double x : v) j.value(x);
+      j.end_array();
+    };
     const auto test = [&](const std::string& name, const Stats& st, const std::vector<double>& runs) {
       j.key(name).value(st.mean);
       j.key(name + "_stddev").value(st.stddev);
       j.key(name + "_median").value(st.median);
-      j.key(name + "_runs").begin_array();
-      for (double v : runs) j.value(v);
-      j.end_array();
+      array(name + "_runs", runs);
     };
     test("pp_tok_per_s", spp, pp);
     test("tg_tok_per_s", stg, tg);
@@ -217,11 +220,6 @@ int cmd_bench(const std::vector<std::string>& argv) {
     j.key("decode_bandwidth_fraction").value(mem_gbs > 0 ? decode_gbs / mem_gbs : 0.0);
     j.key("read_gb_per_s").value(read_gbs);
     j.key("decode_read_fraction").value(read_gbs > 0 ? decode_gbs / read_gbs : 0.0);
-    const auto array = [&](const char* name, const std::vector<double>& v) {
-      j.key(name).begin_array();
-      for (double x : v) j.value(x);
-      j.end_array();
-    };
     array("read_gb_per_s_paired_runs", paired_read);
     array("decode_read_fraction_paired_runs", paired_fraction);
     j.key("decode_read_fraction_paired").value(paired);
