@@ -76,7 +76,13 @@ void matmul_args(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_Matmul)->Apply(matmul_args)->ArgNames({"type", "fast", "isa", "M", "N", "K"})->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// Q8_0 / Q4_0 / Q4_K / Q5_K / Q6_K / IQ4_NL / IQ4_XS in panels (qpanels.h). args: type, isa, M, N, K (the shapes of BM_Matmul).
+// The panel types benchmarked one matrix at a time (BM_QPanels).
+const std::vector<int64_t> kPanelBenchTypes = {
+    int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0), int64_t(quant::Type::Q2_K), int64_t(quant::Type::Q3_K),
+    int64_t(quant::Type::Q4_K), int64_t(quant::Type::Q5_K), int64_t(quant::Type::Q6_K),
+    int64_t(quant::Type::IQ4_NL), int64_t(quant::Type::IQ4_XS)};
+
+// The kPanelBenchTypes in panels (qpanels.h). args: type, isa, M, N, K (the shapes of BM_Matmul).
 void BM_QPanels(benchmark::State& state) {
   const auto type = quant::Type(state.range(0));
   const auto isa = ops::Isa(state.range(1));
@@ -99,19 +105,13 @@ void BM_QPanels(benchmark::State& state) {
                  " threads=" + std::to_string(pool().size()));
 }
 BENCHMARK(BM_QPanels)
-    ->ArgsProduct({{int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0), int64_t(quant::Type::Q4_K),
-                    int64_t(quant::Type::Q5_K), int64_t(quant::Type::Q6_K),
-                    int64_t(quant::Type::IQ4_NL), int64_t(quant::Type::IQ4_XS)},
+    ->ArgsProduct({kPanelBenchTypes,
                    {0, 1, 2, 3}, {1}, {8192}, {4096}})
-    ->ArgsProduct({{int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0), int64_t(quant::Type::Q4_K),
-                    int64_t(quant::Type::Q5_K), int64_t(quant::Type::Q6_K),
-                    int64_t(quant::Type::IQ4_NL), int64_t(quant::Type::IQ4_XS)},
+    ->ArgsProduct({kPanelBenchTypes,
                    {0, 1, 2, 3}, {128}, {2816}, {1024}})
     // Decode over a matrix beyond a 32 MiB last-level cache for every type (Q4_0: 72 MiB), as a
     // model's weights are: 8192 × 4096 fits that cache at 4.5 bits per weight.
-    ->ArgsProduct({{int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0), int64_t(quant::Type::Q4_K),
-                    int64_t(quant::Type::Q5_K), int64_t(quant::Type::Q6_K),
-                    int64_t(quant::Type::IQ4_NL), int64_t(quant::Type::IQ4_XS)},
+    ->ArgsProduct({kPanelBenchTypes,
                    {1, 2, 3}, {1}, {32768}, {4096}})
     ->ArgNames({"type", "isa", "M", "N", "K"})
     ->UseRealTime()
@@ -163,8 +163,9 @@ void BM_QPanelsModelDecode(benchmark::State& state) {
                  " MiB threads=" + std::to_string(pool().size()));
 }
 BENCHMARK(BM_QPanelsModelDecode)
-    ->ArgsProduct({{int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0), int64_t(quant::Type::Q4_K),
-                    int64_t(quant::Type::Q5_K), int64_t(quant::Type::Q6_K), int64_t(quant::Type::IQ4_XS)}})
+    ->ArgsProduct({{int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0), int64_t(quant::Type::Q3_K),
+                    int64_t(quant::Type::Q4_K), int64_t(quant::Type::Q5_K), int64_t(quant::Type::Q6_K),
+                    int64_t(quant::Type::IQ4_XS)}})
     ->ArgNames({"type"})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);

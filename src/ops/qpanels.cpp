@@ -154,6 +154,33 @@ float output_q2_k(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, 
   return acc;
 }
 
+// Q3_K: q (0..7) of element e of row r: Q2_K's low bits, the high bit from h group (e % 32) / 4.
+inline int32_t q3_k_quant(const uint8_t* q, int r, int e) {
+  const int h = e / 128, g = (e % 128) / 32, l = e % 32;
+  const uint8_t lo = q[(8 * h + l / 4) * kPanelGroupBytes + r * 4 + l % 4];
+  const uint8_t hi = q[(16 + l / 4) * kPanelGroupBytes + r * 4 + l % 4];
+  return int32_t(((lo >> (2 * g)) & 3) | (((hi >> (4 * h + g)) & 1) << 2));
+}
+
+// Q3_K: per super-block t = Σ_s sc_s·(Σ_{e∈s} q·x − 4·Σ_{e∈s} x), acc = fma(d·d_x, f32(t), acc).
+float output_q3_k(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* s = panel + b * kPanelQ3KScaleBytes;
+    const uint8_t* q = panel + scale_bytes + b * kPanelQ3KQuantBytes;
+    uint16_t dh;
+    std::memcpy(&dh, s + 2 * r, 2);
+    int32_t t = 0;
+    for (int sb = 0; sb < 16; ++sb) {
+      int32_t p = 0;
+      for (int e = 16 * sb; e < 16 * sb + 16; ++e) p += q3_k_quant(q, r, e) * x[b].qs[e];
+      t += int32_t(int8_t(s[32 + 16 * sb + r])) * (p - 4 * x[b].bsums[sb]);
+    }
+    acc = std::fma(f16_to_f32(dh) * x[b].d, float(t), acc);
+  }
+  return acc;
+}
+
 // IQ4_XS: per super-block t = Σ_s l_s·Σ_{e∈s} grid(q)·x, acc = fma(d·d_x, f32(t), acc).
 float output_iq4_xs(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
   float acc = 0.0f;
@@ -221,7 +248,7 @@ const PanelKernels kScalar = {
     tile_scalar<BlockQ8A, output_offset_32<quant_q4_1, 4 * kPanelGroupBytes>>,
     tile_scalar<BlockQ8A, output_32<weight_q5_0, 5 * kPanelGroupBytes>>,
     tile_scalar<BlockQ8A, output_offset_32<quant_q5, 5 * kPanelGroupBytes>>,
-    tile_scalar<quant::BlockQ8_K, output_q2_k>};
+    tile_scalar<quant::BlockQ8_K, output_q2_k>, tile_scalar<quant::BlockQ8_K, output_q3_k>};
 
 // ---- Layout geometry per type. ----
 
@@ -240,6 +267,7 @@ Geometry geometry(quant::Type t) {
     case quant::Type::Q5_K: return {256, int64_t(sizeof(quant::BlockQ5_K)), kPanelQ4KScaleBytes, kPanelQ5KQuantBytes};
     case quant::Type::IQ4_NL: return {32, int64_t(sizeof(quant::BlockIQ4_NL)), 32, 4 * kPanelGroupBytes};
     case quant::Type::Q2_K: return {256, int64_t(sizeof(quant::BlockQ2_K)), kPanelQ2KScaleBytes, kPanelQ2KQuantBytes};
+    case quant::Type::Q3_K: return {256, int64_t(sizeof(quant::BlockQ3_K)), kPanelQ3KScaleBytes, kPanelQ3KQuantBytes};
     case quant::Type::Q4_1: return {32, int64_t(sizeof(quant::BlockQ4_1)), 64, 4 * kPanelGroupBytes};
     case quant::Type::Q5_0: return {32, int64_t(sizeof(quant::BlockQ5_0)), 32, 5 * kPanelGroupBytes};
     case quant::Type::Q5_1: return {32, int64_t(sizeof(quant::BlockQ5_1)), 64, 5 * kPanelGroupBytes};
@@ -297,7 +325,30 @@ inline void gather_qh(const uint8_t* in, uint8_t* qh) {
   std::memcpy(qh, &v, 4);
 }
 
+// Q3_K's 12 scale bytes <-> 16 six-bit scales (quant/blocks.h: low 4 bits of scale j in byte j % 8,
+// nibble j / 8; high 2 bits in byte 8 + j % 4 at bits 2·(j / 4)).
+void unpack_q3_k_scales(const uint8_t* s, int (&sc)[16]) {
+  for (int j = 0; j < 16; ++j)
+    sc[j] = ((s[j % 8] >> (4 * (j / 8))) & 15) | (((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4);
+}
+void pack_q3_k_scales(const int (&sc)[16], uint8_t* s) {
+  std::memset(s, 0, 12);
+  for (int j = 0; j < 16; ++j) {
+    s[j % 8] = uint8_t(s[j % 8] | (sc[j] & 15) << (4 * (j / 8)));
+    s[8 + j % 4] = uint8_t(s[8 + j % 4] | (sc[j] >> 4) << (2 * (j / 4)));
+  }
+}
+
 void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q) {
+  if (t == quant::Type::Q3_K) {  // BlockQ3_K: hmask[32], qs[64], scales[12], d
+    std::memcpy(s + 2 * r, blk + 108, 2);
+    int sc[16];
+    unpack_q3_k_scales(blk + 96, sc);
+    for (int j = 0; j < 16; ++j) s[32 + 16 * j + r] = uint8_t(int8_t(sc[j] - 32));
+    scatter_groups(blk + 32, 16, r, 0, q);
+    scatter_groups(blk, 8, r, 0, q + 16 * kPanelGroupBytes);
+    return;
+  }
   if (t == quant::Type::Q2_K) {  // BlockQ2_K: scales[16], qs[64], d, dmin
     std::memcpy(s + 2 * r, blk + 80, 2);
     std::memcpy(s + 32 + 2 * r, blk + 82, 2);
@@ -362,6 +413,15 @@ void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q)
 }
 
 void get_block(quant::Type t, const uint8_t* s, const uint8_t* q, int r, uint8_t* blk) {
+  if (t == quant::Type::Q3_K) {
+    std::memcpy(blk + 108, s + 2 * r, 2);
+    int sc[16];
+    for (int j = 0; j < 16; ++j) sc[j] = int(int8_t(s[32 + 16 * j + r])) + 32;
+    pack_q3_k_scales(sc, blk + 96);
+    for (int j = 0; j < 64; ++j) blk[32 + j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4];
+    for (int j = 0; j < 32; ++j) blk[j] = q[(16 + j / 4) * kPanelGroupBytes + r * 4 + j % 4];
+    return;
+  }
   if (t == quant::Type::Q2_K) {
     std::memcpy(blk + 80, s + 2 * r, 2);
     std::memcpy(blk + 82, s + 32 + 2 * r, 2);
@@ -426,7 +486,7 @@ bool QPanels::supports(quant::Type type) {
   return type == quant::Type::Q8_0 || type == quant::Type::Q4_0 || type == quant::Type::Q4_K ||
          type == quant::Type::Q5_K || type == quant::Type::Q6_K || type == quant::Type::IQ4_NL ||
          type == quant::Type::IQ4_XS || type == quant::Type::Q4_1 || type == quant::Type::Q5_0 ||
-         type == quant::Type::Q5_1 || type == quant::Type::Q2_K;
+         type == quant::Type::Q5_1 || type == quant::Type::Q2_K || type == quant::Type::Q3_K;
 }
 
 QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, ThreadPool* pool) {
@@ -452,7 +512,7 @@ QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, 
   const int64_t row_bytes = nb * g.gguf_bytes;
   // Padding rows: scales 0, weights 0 (0x80 for Q8_0, nibbles 8 for Q4_0; the K types: scales 0).
   const uint8_t zero_weight = type == quant::Type::Q8_0 ? 0x80 : (type == quant::Type::Q4_0 ? 0x88 : 0);
-  // (IQ4, Q4_1, Q5_0, Q5_1, Q2_K padding rows: scales 0, so the output is 0 whatever their quants.)
+  // (IQ4, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K padding rows: scales 0, so the output is 0 whatever their quants.)
   const auto pack_panels = [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       uint8_t* panel = mem + p * out.panel_bytes_;
@@ -510,6 +570,7 @@ PanelTileFn panel_kernel(quant::Type type, Isa isa) {
     case quant::Type::Q5_0: return k->q5_0;
     case quant::Type::Q5_1: return k->q5_1;
     case quant::Type::Q2_K: return k->q2_k;
+    case quant::Type::Q3_K: return k->q3_k;
     default: return nullptr;
   }
 }

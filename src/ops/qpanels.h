@@ -1,4 +1,4 @@
-// QPanels — Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q4_K, Q5_K, Q6_K, IQ4_NL or IQ4_XS weights re-laid out in panels of 16 rows for a register-tiled int8 GEMM.
+// QPanels — Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL or IQ4_XS weights re-laid out in panels of 16 rows for a register-tiled int8 GEMM.
 //
 // The GGUF layout puts each weight row's 32-element blocks one after another, so a dot product
 // ends with a horizontal sum per output and every (row, column) pair of a tile repeats the same
@@ -16,6 +16,7 @@
 //                  uint8 sc[8][16], m[8][16]  the 6-bit sub-block scales and mins, unpacked
 //     Q6_K:        uint16 d[16]; int8 sc[16][16]  the 16 sub-block scales of each row
 //     Q2_K:        uint16 d[16], dmin[16]; uint8 sc[16][16], m[16][16]  the 4-bit scales and mins
+//     Q3_K:        uint16 d[16]; int8 sc[16][16]  the 6-bit sub-block scales − 32 (in [−32, 31])
 //   then the quant region, per block:
 //   Q8_0:  uint8 u[nb][8][16][4]   u[b][g][r][e] = (quant 4g+e of block b of row r) XOR 0x80,
 //          i.e. the quant + 128 as an unsigned byte (vpdpbusd multiplies unsigned by signed bytes);
@@ -39,12 +40,16 @@
 //   Q2_K:  uint8 q[nb][16][16][4]  group G = GGUF qs bytes 4G .. 4G+3 of the 16 rows: bits 2g, 2g+1
 //          of byte 4G+e hold element 128·(G / 8) + 32g + 4·(G % 8) + e (q in [0, 3]), sub-block
 //          8·(G / 8) + 2g + (G % 8) / 4.
+//   Q3_K:  Q2_K's q groups, then uint8 h[nb][8][16][4]: h group j = GGUF hmask bytes 4j .. 4j+3 of
+//          the 16 rows. Element 128h + 32g + l (l < 32) has its low 2 bits at bits 2g, 2g+1 of q
+//          group 8h + l / 4 and its high bit at bit 4h + g of h group l / 4 (byte l % 4 of the row
+//          in both); q = low | high << 2 in [0, 7], the weight is q − 4.
 //   Q6_K:  uint8 ql[nb][32][16][4], qh[nb][16][16][4]: groups of 4 GGUF ql / qh bytes of the 16
 //          rows. Elements 128h + 32k + 4l' .. +3 (half h, quarter k, l' < 8) have their low 4 bits in
 //          ql group 16h + 8(k % 2) + l' (nibble k / 2) and their high 2 bits in qh group 8h + l'
 //          (bits 2k, 2k+1); q = low | high << 4 in [0, 63], the weight is q − 32.
 // Activations: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL take BlockQ8A rows (32 values, Σx stored, so the integer dot is
-// recovered exactly); Q2_K, Q4_K, Q5_K, Q6_K and IQ4_XS take quant::BlockQ8_K rows (256 values, 16-value sums).
+// recovered exactly); Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS take quant::BlockQ8_K rows (256 values, 16-value sums).
 //
 // Numerics per output (identical on every ISA and independent of tiling, threads and M):
 //   Q8_0, Q4_0, IQ4_NL:  acc = 0;  per block:  p = Σ_e w·x (exact int32; IQ4_NL: w = the grid value);
@@ -55,8 +60,8 @@
 //   IQ4_XS:      per super-block:  t = Σ_s l_s·Σ_{e∈s} grid(q)·x (exact int32);  acc = fma(f32(d)·d_x, f32(t), acc)
 //   Q4_K, Q5_K, Q2_K:  per super-block (Q2_K: 16 sub-blocks of 16, msum over bsums[s]):  isum = Σ_s sc_s·Σ_{e∈s} q·x,  msum = Σ_s m_s·Σ_{e∈s} x (exact int32);
 //                acc = fma(f32(d)·d_x, f32(isum), acc);  acc = fma(−(f32(dmin)·d_x), f32(msum), acc)
-//   Q6_K:        per super-block:  t = Σ_s sc_s·(Σ_{e∈s} q·x − 32·Σ_{e∈s} x) (exact int32);
-//                acc = fma(f32(d)·d_x, f32(t), acc)
+//   Q6_K, Q3_K:  per super-block:  t = Σ_s sc_s·(Σ_{e∈s} q·x − z·Σ_{e∈s} x) (exact int32; z = 32
+//                for Q6_K, 4 for Q3_K, Σ_{e∈s} x = bsums[s]);  acc = fma(f32(d)·d_x, f32(t), acc)
 // The integer sums are exact, so the only roundings besides the activation quantization are these
 // f32 multiplies, conversions and fused multiply-adds.
 //
@@ -84,12 +89,14 @@ inline constexpr int kPanelIQ4XSScaleBytes = 32 + 8 * kPanelRows;    // 160: d, 
 inline constexpr int kPanelQ2KScaleBytes = 64 + 2 * 16 * kPanelRows;  // 576: d, dmin, sc, m
 inline constexpr int kPanelQ2KQuantBytes = 16 * kPanelGroupBytes;      // 1024: 64 bytes × 16 rows
 inline constexpr int kPanelQ6KScaleBytes = 32 + 16 * kPanelRows;      // 288: d, sc
+inline constexpr int kPanelQ3KScaleBytes = 32 + 16 * kPanelRows;      // 288: d, sc − 32
+inline constexpr int kPanelQ3KQuantBytes = 24 * kPanelGroupBytes;     // 1536: qs 1024, hmask 512
 inline constexpr int kPanelQ6KQuantBytes = 48 * kPanelGroupBytes;    // 3072: ql 2048, qh 1024
 
 class QPanels {
  public:
   QPanels() = default;
-  // Whether `type` has a panel layout (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS).
+  // Whether `type` has a panel layout (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS).
   static bool supports(quant::Type type);
   // Packs N rows of K elements of `type` (GGUF bytes, row stride quant::row_bytes(type, K), no
   // alignment needed). K must be a positive multiple of the block size, N positive, and supports(type)
@@ -144,6 +151,7 @@ struct PanelKernels {
   PanelTileFn q5_0 = nullptr;
   PanelTileFn q5_1 = nullptr;
   PanelTileFn q2_k = nullptr;
+  PanelTileFn q3_k = nullptr;
 };
 
 // The panel kernel of `isa` for `type`, or null when there is none (then the type runs on the GGUF

@@ -1,6 +1,6 @@
 // The Isa::kAvx2 panel kernels of qpanels.h (every panel type): the panel's 64-byte group vectors
 // read as two 256-bit halves (rows 0..7 and 8..15), vpmaddubsw of the unsigned quants (Q4_K nibbles
-// 0..15, Q5_K values 0..31, Q6_K values 0..63) against four broadcast activation bytes (|x| <= 127), vpmaddwd of the
+// 0..15, Q5_K values 0..31, Q6_K values 0..63, Q2_K / Q3_K values 0..3 / 0..7) against four broadcast activation bytes (|x| <= 127), vpmaddwd of the
 // int16 pair sums with the sub-block scales. Every intermediate is exact:
 //   Q4_K: one vpmaddubsw lane is 2 products of at most 15·127; eight groups (a sub-block of 32)
 //         summed in int16 stay below 8·2·15·127 = 30480 < 2^15, then × the 6-bit scale in int32.
@@ -636,6 +636,87 @@ void tile_q2_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
   store_tile<RX, H>(acc, ncol, y, ys);
 }
 
+// ---- Q3_K: q = Q2_K's 2 bits | the h group's bit 4h + g moved to bit 2 (vpcmpeqb on the masked
+// bit, AND 4): 0..7; per sub-block of 16 the vpmaddubsw pair sums stay at most 4·2·7·127 = 7112 in
+// int16, then vpmaddwd by the row's scale − 32 (int8); Σ_s sc_s·4·Σx_s is subtracted as
+// 4·Σ_s sc_s·Σx_s (vpmaddwd, exact), as Q6_K's 32·. ----
+template <int RX, int NP>
+void tile_q3_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
+               int64_t xs, float* y, int64_t ys) {
+  constexpr int H = 2 * NP;
+  __m256 acc[RX][H];
+  for (auto& a : acc)
+    for (auto& v : a) v = _mm256_setzero_ps();
+  const quant::BlockQ8_K* xr[RX];
+  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
+  const __m256i m3 = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * kPanelQ3KQuantBytes;
+    const uint8_t* s = panels + b * kPanelQ3KScaleBytes;
+    NextBlock next{};
+    if (RX == 1)
+      next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ3KQuantBytes, kPanelQ3KScaleBytes,
+                            blocks_ahead(kPanelQ3KQuantBytes));
+    __m256i tsum[RX][H];
+    for (auto& a : tsum)
+      for (auto& v : a) v = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int sub = 0; sub < 16; ++sub) {
+      // Sub-block 8h + 2g + u: q groups 8h + 4u + k (bits 2g, 2g+1), h groups 4u + k (bit 4h + g).
+      const int hb = sub / 8, g = (sub % 8) / 2, u = sub % 2;
+      if (RX == 1) prefetch_part<NP>(next, pb, kPanelQ3KQuantBytes, sub, 16);
+      const uint8_t* qg = q + (8 * hb + 4 * u) * kPanelGroupBytes;
+      const uint8_t* hg = q + (16 + 4 * u) * kPanelGroupBytes;
+      const __m128i count = _mm_cvtsi32_si128(2 * g);
+      const __m256i bit = _mm256_set1_epi8(char(1 << (4 * hb + g)));
+      __m256i scv[H], p[RX][H];
+#pragma GCC unroll 4
+      for (int h = 0; h < H; ++h) scv[h] = dup_i8(s + half_rows(h, pb) + 32 + 16 * sub);
+      for (auto& a : p)
+        for (auto& v : a) v = _mm256_setzero_si256();
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        __m256i xv[RX];
+#pragma GCC unroll 4
+        for (int i = 0; i < RX; ++i) xv[i] = bcast4(xr[i][b].qs + 16 * sub + 4 * k);
+#pragma GCC unroll 4
+        for (int h = 0; h < H; ++h) {
+          const __m256i lo =
+              _mm256_and_si256(_mm256_srl_epi16(load_half(qg + half_offset(h, pb) + k * kPanelGroupBytes), count), m3);
+          const __m256i hv = load_half(hg + half_offset(h, pb) + k * kPanelGroupBytes);
+          const __m256i w =
+              _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hv, bit), bit), four));
+#pragma GCC unroll 4
+          for (int i = 0; i < RX; ++i) p[i][h] = _mm256_add_epi16(p[i][h], _mm256_maddubs_epi16(w, xv[i]));
+        }
+      }
+#pragma GCC unroll 4
+      for (int h = 0; h < H; ++h)
+#pragma GCC unroll 4
+        for (int i = 0; i < RX; ++i) tsum[i][h] = _mm256_add_epi32(tsum[i][h], _mm256_madd_epi16(p[i][h], scv[h]));
+    }
+#pragma GCC unroll 4
+    for (int h = 0; h < H; ++h) {
+      const uint8_t* sh = s + half_rows(h, pb) + 32;
+      const __m256 d = half_scale(s + (h / 2) * pb + 2 * 8 * (h % 2));
+#pragma GCC unroll 4
+      for (int i = 0; i < RX; ++i) {
+        const int16_t* bs = xr[i][b].bsums;
+        __m256i corr = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j)
+          corr = _mm256_add_epi32(corr, _mm256_madd_epi16(pair_i8(sh + 16 * (2 * j), sh + 16 * (2 * j + 1)),
+                                                          set_pair(bs[2 * j], bs[2 * j + 1])));
+        const __m256i t = _mm256_sub_epi32(tsum[i][h], _mm256_slli_epi32(corr, 2));
+        acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(xr[i][b].d)), _mm256_cvtepi32_ps(t),
+                                    acc[i][h]);
+      }
+    }
+  }
+  store_tile<RX, H>(acc, ncol, y, ys);
+}
+
 using TileFn = void (*)(int64_t, const uint8_t*, int64_t, int64_t, int, const uint8_t*, int64_t, float*,
                         int64_t);
 
@@ -668,7 +749,8 @@ const PanelKernels kTable = {
     dispatch<tile_legacy<Legacy::kQ4_1, 1, 1>, tile_legacy<Legacy::kQ4_1, 1, 2>, tile_legacy<Legacy::kQ4_1, 2, 1>>,
     dispatch<tile_legacy<Legacy::kQ5_0, 1, 1>, tile_legacy<Legacy::kQ5_0, 1, 2>, tile_legacy<Legacy::kQ5_0, 2, 1>>,
     dispatch<tile_legacy<Legacy::kQ5_1, 1, 1>, tile_legacy<Legacy::kQ5_1, 1, 2>, tile_legacy<Legacy::kQ5_1, 2, 1>>,
-    dispatch<tile_q2_k<1, 1>, tile_q2_k<1, 2>, tile_q2_k<2, 1>>};
+    dispatch<tile_q2_k<1, 1>, tile_q2_k<1, 2>, tile_q2_k<2, 1>>,
+    dispatch<tile_q3_k<1, 1>, tile_q3_k<1, 2>, tile_q3_k<2, 1>>};
 
 }  // namespace
 

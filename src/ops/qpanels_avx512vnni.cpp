@@ -371,6 +371,78 @@ void tile_q2_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
   store_tile<RX, NP>(acc, ncol, y, ys);
 }
 
+// ---- Q3_K: q = the 2 low bits of the q group byte, + 4 where the h group byte has the element's
+// high bit (vptestmb into a mask, a masked byte add): unsigned 0..7; per sub-block of 16 (4 groups)
+// the exact dot minus 4·Σx, times the row's scale − 32 (int8), summed in int32 over the super-block. ----
+template <int RX, int NP>
+void tile_q3_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
+                     const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+  __m512 acc[RX][NP];
+  zero(acc);
+  const quant::BlockQ8_K* xr[RX];
+  row_pointers(x, xs, xr);
+  const __m512i m3 = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* q = panels + sb + b * kPanelQ3KQuantBytes;
+    NextBlock next{};
+    if (RX == 1) next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ3KQuantBytes, kPanelQ3KScaleBytes,
+                                     blocks_ahead(kPanelQ3KQuantBytes));
+    const uint8_t* sc = panels + b * kPanelQ3KScaleBytes;
+    __m512i tsum[RX][NP];
+    zero(tsum);
+#pragma GCC unroll 1
+    for (int sub = 0; sub < 16; ++sub) {  // sub-block 8h + 2g + u: q groups 8h + 4u + k, h groups 4u + k
+      const int h = sub / 8, g = (sub % 8) / 2, u = sub % 2;
+      if (RX == 1) prefetch_part<NP>(next, pb, kPanelQ3KQuantBytes, sub, 16);
+      const uint8_t* qg = q + (8 * h + 4 * u) * kPanelGroupBytes;
+      const uint8_t* hg = q + (16 + 4 * u) * kPanelGroupBytes;
+      const __m128i count = _mm_cvtsi32_si128(2 * g);
+      const __m512i bit = _mm512_set1_epi8(char(1 << (4 * h + g)));
+      __m512i p[RX][NP];
+      zero(p);
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        __m512i w[NP];
+#pragma GCC unroll 8
+        for (int c = 0; c < NP; ++c) {
+          const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(qg + c * pb + k * kPanelGroupBytes));
+          const __m512i hv = _mm512_load_si512(reinterpret_cast<const void*>(hg + c * pb + k * kPanelGroupBytes));
+          const __m512i lo = _mm512_and_si512(_mm512_srl_epi16(v, count), m3);
+          w[c] = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(hv, bit), lo, four);
+        }
+#pragma GCC unroll 8
+        for (int i = 0; i < RX; ++i) {
+          int32_t xq;
+          std::memcpy(&xq, xr[i][b].qs + 16 * sub + 4 * k, 4);
+          const __m512i xv = _mm512_set1_epi32(xq);
+#pragma GCC unroll 8
+          for (int c = 0; c < NP; ++c) p[i][c] = _mm512_dpbusd_epi32(p[i][c], w[c], xv);
+        }
+      }
+#pragma GCC unroll 8
+      for (int c = 0; c < NP; ++c) {
+        const __m512i scv = _mm512_cvtepi8_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 32 + 16 * sub)));
+#pragma GCC unroll 8
+        for (int i = 0; i < RX; ++i) {
+          const __m512i corr = _mm512_set1_epi32(4 * int32_t(xr[i][b].bsums[sub]));
+          tsum[i][c] = _mm512_add_epi32(tsum[i][c], _mm512_mullo_epi32(_mm512_sub_epi32(p[i][c], corr), scv));
+        }
+      }
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) {
+      const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb)));
+#pragma GCC unroll 8
+      for (int i = 0; i < RX; ++i)
+        acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xr[i][b].d)),
+                                    _mm512_cvtepi32_ps(tsum[i][c]), acc[i][c]);
+    }
+  }
+  store_tile<RX, NP>(acc, ncol, y, ys);
+}
+
 // ---- Q6_K: q = ql nibble | qh 2 bits << 4 (unsigned 0..63); per sub-block of 16 (4 groups) the
 // exact dot minus 32·Σx, times the row's int8 scale, summed in int32 over the super-block. ----
 template <int RX, int NP>
@@ -647,6 +719,13 @@ struct Q2_KTile {
     tile_q2_k_fixed<RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
   }
 };
+template <int RX, int NP>
+struct Q3_KTile {
+  static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+                  float* y, int64_t ys) {
+    tile_q3_k_fixed<RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
+  }
+};
 template <Legacy T>
 struct LegacyTile {
   template <int RX, int NP>
@@ -687,7 +766,8 @@ const PanelKernels kTable = {dispatch<Q8_0Tile>,
                              dispatch<LegacyTile<Legacy::kQ4_1>::Tile>,
                              dispatch<LegacyTile<Legacy::kQ5_0>::Tile>,
                              dispatch<LegacyTile<Legacy::kQ5_1>::Tile>,
-                             dispatch<Q2_KTile>};
+                             dispatch<Q2_KTile>,
+                             dispatch<Q3_KTile>};
 
 }  // namespace
 

@@ -1,7 +1,7 @@
 // The Isa::kNeonDot panel kernels of qpanels.h (aarch64 with the dot-product extension, as the
 // RK3588's Cortex-A76/A55): the panel quants back to signed bytes (Q8_0: XOR 0x80; Q4_0: nibble −
 // 8; Q4_K / Q6_K / Q5_K / Q4_1 / Q5_0 / Q5_1: their 0..15 / 0..63 / 0..31 values, Q5_0's −16 as
-// 16·Σx; IQ4_NL / IQ4_XS: the grid values by
+// 16·Σx; Q2_K: 0..3; Q3_K: 0..7 − 4; IQ4_NL / IQ4_XS: the grid values by
 // a table lookup, vqtbl1q_s8), then sdot by element (four rows' four quants against four activation bytes chosen by lane).
 // Per block and output lane: the exact int32 dot, one f32 multiply of the scales and one FMA — the
 // reference's operations.
@@ -320,6 +320,72 @@ void q2_k_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const uin
   store_rows<RX>(acc, ncol, y, ys);
 }
 
+// ---- Q3_K: sub-block SUB = 8h + 2g + u: q groups 8h + 4u + k (bits 2g, 2g+1) and h groups 4u + k
+// (bit 4h + g, vtst into 4), minus 4: the signed weight (−4..3), so t += sc·p needs no Σx term. ----
+template <int SUB, int RX>
+inline void q3_k_sub(const uint8_t* qb, const uint8_t* sc, const quant::BlockQ8_K* const (&xr)[RX], int64_t b,
+                     int32x4_t (&t)[RX][4]) {
+  constexpr int kH = SUB / 8, kG = (SUB % 8) / 2, kU = SUB % 2;
+  const uint8_t* qg = qb + (8 * kH + 4 * kU) * kPanelGroupBytes;
+  const uint8_t* hg = qb + (16 + 4 * kU) * kPanelGroupBytes;
+  const uint8x16_t m3 = vdupq_n_u8(3), four = vdupq_n_u8(4), bit = vdupq_n_u8(uint8_t(1u << (4 * kH + kG)));
+  int8x16_t xv[RX][2];
+  int32x4_t p[RX][4];
+  for (int i = 0; i < RX; ++i) {
+    xv[i][0] = xv[i][1] = vld1q_s8(xr[i][b].qs + 16 * SUB);
+    for (int q = 0; q < 4; ++q) p[i][q] = vdupq_n_s32(0);
+  }
+  [&]<int... K>(std::integer_sequence<int, K...>) {
+    (([&] {
+       int8x16_t w[4];
+       for (int q = 0; q < 4; ++q) {
+         const uint8x16_t v = vld1q_u8(qg + K * kPanelGroupBytes + 16 * q);
+         const uint8x16_t hv = vld1q_u8(hg + K * kPanelGroupBytes + 16 * q);
+         uint8x16_t lo = v;
+         if constexpr (kG > 0) lo = vshrq_n_u8(v, kG > 0 ? 2 * kG : 1);
+         lo = vorrq_u8(vandq_u8(lo, m3), vandq_u8(vtstq_u8(hv, bit), four));
+         w[q] = vsubq_s8(vreinterpretq_s8_u8(lo), vreinterpretq_s8_u8(four));
+       }
+       dot_group<K, RX>(w, xv, p);
+     }()),
+     ...);
+  }(std::make_integer_sequence<int, 4>());
+  const int8x16_t s8 = vld1q_s8(reinterpret_cast<const int8_t*>(sc + 32 + 16 * SUB));
+  const int16x8_t lo = vmovl_s8(vget_low_s8(s8)), hi = vmovl_s8(vget_high_s8(s8));
+  const int32x4_t scv[4] = {vmovl_s16(vget_low_s16(lo)), vmovl_s16(vget_high_s16(lo)),
+                            vmovl_s16(vget_low_s16(hi)), vmovl_s16(vget_high_s16(hi))};
+  for (int i = 0; i < RX; ++i)
+    for (int q = 0; q < 4; ++q) t[i][q] = vmlaq_s32(t[i][q], p[i][q], scv[q]);
+}
+
+template <int RX>
+void q3_k_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+               float* y, int64_t ys) {
+  float32x4_t acc[RX][4];
+  const quant::BlockQ8_K* xr[RX];
+  for (int i = 0; i < RX; ++i) {
+    xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
+    for (int q = 0; q < 4; ++q) acc[i][q] = vdupq_n_f32(0.0f);
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* qb = panel + sb + b * kPanelQ3KQuantBytes;
+    const uint8_t* sc = panel + b * kPanelQ3KScaleBytes;
+    int32x4_t t[RX][4];
+    for (int i = 0; i < RX; ++i)
+      for (int q = 0; q < 4; ++q) t[i][q] = vdupq_n_s32(0);
+    [&]<int... S>(std::integer_sequence<int, S...>) {
+      (q3_k_sub<S, RX>(qb, sc, xr, b, t), ...);
+    }(std::make_integer_sequence<int, 16>());
+    const auto* dh = reinterpret_cast<const float16_t*>(sc);
+    for (int q = 0; q < 4; ++q) {
+      const float32x4_t d = vcvt_f32_f16(vld1_f16(dh + 4 * q));
+      for (int i = 0; i < RX; ++i)
+        acc[i][q] = vfmaq_f32(acc[i][q], vmulq_f32(d, vdupq_n_f32(xr[i][b].d)), vcvtq_f32_s32(t[i][q]));
+    }
+  }
+  store_rows<RX>(acc, ncol, y, ys);
+}
+
 // ---- IQ4_XS: sub-block J's 4 byte groups (4J .. 4J+3) give its elements 4g.. (low nibbles) and
 // 16+4g.. (high nibbles) as grid values; t += l_J · Σ grid·x. ----
 template <int J, int RX>
@@ -568,6 +634,13 @@ struct Q2_KRows {
     q2_k_rows<RX>(nb, p, sb, ncol, x, xs, y, ys);
   }
 };
+template <int RX>
+struct Q3_KRows {
+  static void run(int64_t nb, const uint8_t* p, int64_t sb, int ncol, const uint8_t* x, int64_t xs, float* y,
+                  int64_t ys) {
+    q3_k_rows<RX>(nb, p, sb, ncol, x, xs, y, ys);
+  }
+};
 template <Kind32 Kind>
 struct Legacy {
   template <int RX>
@@ -597,7 +670,7 @@ void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np,
 const PanelKernels kTable = {dispatch<Q8_0Rows>,   dispatch<Q4_0Rows>,   dispatch<Q4_KRows>,  dispatch<Q6_KRows>,
                              dispatch<Q5_KRows>,   dispatch<IQ4_NLRows>, dispatch<IQ4_XSRows>,
                              dispatch<Legacy<Kind32::kQ4_1>::Rows>, dispatch<Legacy<Kind32::kQ5_0>::Rows>,
-                             dispatch<Legacy<Kind32::kQ5_1>::Rows>, dispatch<Q2_KRows>};
+                             dispatch<Legacy<Kind32::kQ5_1>::Rows>, dispatch<Q2_KRows>, dispatch<Q3_KRows>};
 
 }  // namespace
 

@@ -110,7 +110,7 @@ TEST_P(ForwardFastPacked, PanelsWithinBoundAndDecodeEqualsPrefill) {
 INSTANTIATE_TEST_SUITE_P(Types, ForwardFastPacked,
                          ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_1,
                                            quant::Type::Q5_0, quant::Type::Q5_1, quant::Type::Q2_K,
-                                           quant::Type::Q4_K,
+                                           quant::Type::Q3_K, quant::Type::Q4_K,
                                            quant::Type::Q5_K, quant::Type::Q6_K, quant::Type::IQ4_NL,
                                            quant::Type::IQ4_XS),
                          [](const auto& info) {

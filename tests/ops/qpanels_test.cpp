@@ -1,4 +1,4 @@
-// QPanels (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS): the layout round-trips to the GGUF bytes; every ISA's panel kernel equals
+// QPanels (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS): the layout round-trips to the GGUF bytes; every ISA's panel kernel equals
 // the scalar reference bit for bit; the reference equals the exact quantized product within two f32
 // roundings per block; results do not depend on threads, M or the source's alignment.
 #include "ops/qpanels.h"
@@ -201,14 +201,15 @@ TEST(QPanels, Q4_0LayoutKeepsTheGgufNibblePairs) {
 }
 
 // The largest integer sums the K-type kernels form: every quant at its maximum (Q2_K 3 with 4-bit
-// scales and mins 15, Q4_K nibbles 15 and
+// scales and mins 15, Q3_K 7 (weight 3) with scales 31 / −32 by row, Q4_K nibbles 15 and
 // Q5_K values 31 with 6-bit scales and mins 63; Q6_K values 63 with int8 scales ±127 / −128) against activations all
 // ±127. The AVX2 kernels sum vpmaddubsw pairs in int16 (30480, 31496, 32004 here, below 2^15): a
 // saturation or an overflow would change these outputs. Checked against the integer formula too.
 TEST(QPanels, KTypeKernelsAreExactAtTheLargestSums) {
   const int64_t n = 20, k = 512, nb = k / 256;
   ThreadPool pool(2);
-  for (quant::Type type : {quant::Type::Q2_K, quant::Type::Q4_K, quant::Type::Q5_K, quant::Type::Q6_K})
+  for (quant::Type type : {quant::Type::Q2_K, quant::Type::Q3_K, quant::Type::Q4_K, quant::Type::Q5_K,
+                           quant::Type::Q6_K})
     for (float xv : {1.0f, -1.0f}) {
       const int64_t bb = quant::traits(type).type_size;
       std::vector<uint8_t> w(size_t(n * nb * bb));
@@ -218,6 +219,10 @@ TEST(QPanels, KTypeKernelsAreExactAtTheLargestSums) {
           if (type == quant::Type::Q2_K) {  // scales, mins 15; q 3; d, dmin = 1.0
             std::memset(blk, 0xff, 80);
             blk[80] = 0x00, blk[81] = 0x3c, blk[82] = 0x00, blk[83] = 0x3c;
+          } else if (type == quant::Type::Q3_K) {  // hmask, qs all ones (q = 7); scales 63 or 0 by row
+            std::memset(blk, 0xff, 96);
+            std::memset(blk + 96, r % 2 ? 0x00 : 0xff, 12);
+            blk[108] = 0x00, blk[109] = 0x3c;
           } else if (type != quant::Type::Q6_K) {  // d, dmin = 1.0 (f16 0x3c00); scales, mins 63; q 15 or 31
             blk[0] = 0x00, blk[1] = 0x3c, blk[2] = 0x00, blk[3] = 0x3c;
             std::memset(blk + 4, 0xff, size_t(bb - 4));
@@ -236,6 +241,7 @@ TEST(QPanels, KTypeKernelsAreExactAtTheLargestSums) {
       for (int64_t r = 0; r < n; ++r) {
         const double qmax = type == quant::Type::Q4_K ? 15 : 31;
         const double per_block = type == quant::Type::Q2_K ? 16 * 15 * (16 * 3 * q) - 16 * 15 * (16 * q)
+                                 : type == quant::Type::Q3_K ? 16 * (r % 2 ? -32.0 : 31.0) * (16 * 7 * q - 4 * 16 * q)
                                  : type != quant::Type::Q6_K
                                      ? 8 * 63 * (32 * qmax * q) - 8 * 63 * (32 * q)
                                      : 16 * (r % 2 ? -128.0 : 127.0) * (16 * 63 * q - 32 * 16 * q);
@@ -460,7 +466,7 @@ TEST(QPanels, BadShapesAndTypesThrow) {
 INSTANTIATE_TEST_SUITE_P(Types, QPanelsP,
                          ::testing::Values(quant::Type::Q8_0, quant::Type::Q4_0, quant::Type::Q4_1,
                                            quant::Type::Q5_0, quant::Type::Q5_1, quant::Type::Q2_K,
-                                           quant::Type::Q4_K,
+                                           quant::Type::Q3_K, quant::Type::Q4_K,
                                            quant::Type::Q5_K, quant::Type::Q6_K, quant::Type::IQ4_NL,
                                            quant::Type::IQ4_XS),
                          [](const auto& info) {
