@@ -55,6 +55,8 @@ cases=(
   "llama_mix_q5_k_m|--preset tiny-llama --untied --embd 256 --ff 512 --head-dim 64 --seed 7|64|Q5_K_M"
   "llama_mix_q6_k|--preset tiny-llama --untied --embd 256 --ff 512 --head-dim 64 --seed 8|64|Q6_K"
   "llama_mix_iq4_xs|--preset tiny-llama --untied --embd 256 --ff 512 --head-dim 64 --seed 9|64|IQ4_XS"
+  "llama_mix_q3_k_m|--preset tiny-llama --untied --embd 256 --ff 512 --head-dim 64 --seed 10|64|Q3_K_M"
+  "llama_mix_q2_k|--preset tiny-llama --untied --embd 256 --ff 512 --head-dim 64 --seed 11|64|Q2_K"
 )
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

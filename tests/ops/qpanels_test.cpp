@@ -149,8 +149,11 @@ TEST_P(QPanelsP, EveryIsaKernelEqualsTheReferenceBitForBit) {
   if (isa_supported(Isa::kAvx512Vnni) || isa_supported(Isa::kNeonDot) || isa_supported(Isa::kAvx2)) {
     EXPECT_GE(isas, 1);
   }
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512Vnni, Isa::kNeonDot})
-    if (isa_supported(isa)) EXPECT_NE(panel_kernel(type, isa), nullptr) << isa_name(isa);
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512Vnni, Isa::kNeonDot}) {
+    if (isa_supported(isa)) {
+      EXPECT_NE(panel_kernel(type, isa), nullptr) << isa_name(isa);
+    }
+  }
 }
 
 TEST_P(QPanelsP, ThreadCountAndBatchIndependent) {
