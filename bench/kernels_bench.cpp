@@ -163,7 +163,8 @@ void BM_QPanelsModelDecode(benchmark::State& state) {
                  " MiB threads=" + std::to_string(pool().size()));
 }
 BENCHMARK(BM_QPanelsModelDecode)
-    ->ArgsProduct({{int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0), int64_t(quant::Type::Q3_K),
+    ->ArgsProduct({{int64_t(quant::Type::Q8_0), int64_t(quant::Type::Q4_0), int64_t(quant::Type::Q2_K),
+                    int64_t(quant::Type::Q3_K),
                     int64_t(quant::Type::Q4_K), int64_t(quant::Type::Q5_K), int64_t(quant::Type::Q6_K),
                     int64_t(quant::Type::IQ4_XS)}})
     ->ArgNames({"type"})

@@ -315,11 +315,15 @@ void tile_q2_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
 
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* q = panels + sb + b * kPanelQ2KQuantBytes;
+    NextBlock next{};
+    if (RX == 1) next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ2KQuantBytes, kPanelQ2KScaleBytes,
+                                     blocks_ahead(kPanelQ2KQuantBytes));
     const uint8_t* sc = panels + b * kPanelQ2KScaleBytes;
     __m512i isum[RX][NP];
     zero(isum);
 #pragma GCC unroll 1
     for (int sub = 0; sub < 16; ++sub) {
+      if (RX == 1) prefetch_part<NP>(next, pb, kPanelQ2KQuantBytes, sub, 16);
       const uint8_t* qg = q + (8 * (sub / 8) + 4 * (sub % 2)) * kPanelGroupBytes;
       const __m128i count = _mm_cvtsi32_si128(2 * ((sub % 8) / 2));
       __m512i p[RX][NP];
