@@ -583,11 +583,16 @@ void tile_q2_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* q = panels + sb + b * kPanelQ2KQuantBytes;
     const uint8_t* s = panels + b * kPanelQ2KScaleBytes;
+    NextBlock next{};
+    if (RX == 1)
+      next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ2KQuantBytes, kPanelQ2KScaleBytes,
+                            blocks_ahead(kPanelQ2KQuantBytes));
     __m256i isum[RX][H];
     for (auto& a : isum)
       for (auto& v : a) v = _mm256_setzero_si256();
 #pragma GCC unroll 1
     for (int sub = 0; sub < 16; ++sub) {
+      if (RX == 1) prefetch_part<NP>(next, pb, kPanelQ2KQuantBytes, sub, 16);
       // Sub-block 8h + 2g + u: groups 8h + 4u + k, bits 2g, 2g+1.
       const uint8_t* qg = q + (8 * (sub / 8) + 4 * (sub % 2)) * kPanelGroupBytes;
       const __m128i count = _mm_cvtsi32_si128(2 * ((sub % 8) / 2));
