@@ -62,7 +62,7 @@ TEST(CpuMatmulPack, PackedWeightsLeaveTheMapping) {
 TEST(CpuMatmulPack, OtherTypesAndTheExactModeKeepTheMapping) {
   testing::TempDir dir;
   for (const bool exact : {false, true}) {
-    const std::string path = write(dir, exact ? quant::Type::Q8_0 : quant::Type::Q3_K, exact ? "e.gguf" : "k3.gguf");
+    const std::string path = write(dir, exact ? quant::Type::Q8_0 : quant::Type::F16, exact ? "e.gguf" : "f16.gguf");
     const auto m = Model::load(path);
     touch_all(*m);
     const int64_t before = mapped_rss_kb(m->file().mapping().data());
