@@ -162,25 +162,6 @@ inline int32_t q3_k_quant(const uint8_t* q, int r, int e) {
   return int32_t(((lo >> (2 * g)) & 3) | (((hi >> (4 * h + g)) & 1) << 2));
 }
 
-// Q3_K: per super-block t = Σ_s sc_s·(Σ_{e∈s} q·x − 4·Σ_{e∈s} x), acc = fma(d·d_x, f32(t), acc).
-float output_q3_k(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
-  float acc = 0.0f;
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* s = panel + b * kPanelQ3KScaleBytes;
-    const uint8_t* q = panel + scale_bytes + b * kPanelQ3KQuantBytes;
-    uint16_t dh;
-    std::memcpy(&dh, s + 2 * r, 2);
-    int32_t t = 0;
-    for (int sb = 0; sb < 16; ++sb) {
-      int32_t p = 0;
-      for (int e = 16 * sb; e < 16 * sb + 16; ++e) p += q3_k_quant(q, r, e) * x[b].qs[e];
-      t += int32_t(int8_t(s[32 + 16 * sb + r])) * (p - 4 * x[b].bsums[sb]);
-    }
-    acc = std::fma(f16_to_f32(dh) * x[b].d, float(t), acc);
-  }
-  return acc;
-}
-
 // IQ4_XS: per super-block t = Σ_s l_s·Σ_{e∈s} grid(q)·x, acc = fma(d·d_x, f32(t), acc).
 float output_iq4_xs(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
   float acc = 0.0f;
@@ -208,19 +189,22 @@ inline int32_t q6_k_quant(const uint8_t* q, int r, int e) {
   return int32_t((k / 2 ? lo >> 4 : lo & 15) | (((hi >> (2 * k)) & 3) << 4));
 }
 
-// Q6_K: per super-block t = Σ_s sc_s·(Σ_{e∈s} q·x − 32·Σ_{e∈s} x), acc = fma(d·d_x, f32(t), acc).
-float output_q6_k(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
+// Q6_K (Zero 32) and Q3_K (Zero 4), whose scale regions are both d[16] then int8 sc[16][16]: per
+// super-block t = Σ_s sc_s·(Σ_{e∈s} q·x − Zero·Σ_{e∈s} x), acc = fma(d·d_x, f32(t), acc).
+template <int32_t (*Quant)(const uint8_t*, int, int), int64_t QuantBytes, int32_t Zero>
+float output_signed_16(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
+  static_assert(kPanelQ6KScaleBytes == kPanelQ3KScaleBytes);
   float acc = 0.0f;
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* s = panel + b * kPanelQ6KScaleBytes;
-    const uint8_t* q = panel + scale_bytes + b * kPanelQ6KQuantBytes;
+    const uint8_t* q = panel + scale_bytes + b * QuantBytes;
     uint16_t dh;
     std::memcpy(&dh, s + 2 * r, 2);
     int32_t t = 0;
     for (int sb = 0; sb < 16; ++sb) {
       int32_t p = 0;
-      for (int e = 16 * sb; e < 16 * sb + 16; ++e) p += q6_k_quant(q, r, e) * x[b].qs[e];
-      t += int32_t(int8_t(s[32 + 16 * sb + r])) * (p - 32 * x[b].bsums[sb]);
+      for (int e = 16 * sb; e < 16 * sb + 16; ++e) p += Quant(q, r, e) * x[b].qs[e];
+      t += int32_t(int8_t(s[32 + 16 * sb + r])) * (p - Zero * x[b].bsums[sb]);
     }
     acc = std::fma(f16_to_f32(dh) * x[b].d, float(t), acc);
   }
@@ -241,14 +225,15 @@ void tile_scalar(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t
 const PanelKernels kScalar = {
     tile_scalar<BlockQ8A, output_32<weight_q8_0, 8 * kPanelGroupBytes>>,
     tile_scalar<BlockQ8A, output_32<weight_q4_0, 4 * kPanelGroupBytes>>,
-    tile_scalar<quant::BlockQ8_K, output_q4_k>, tile_scalar<quant::BlockQ8_K, output_q6_k>,
+    tile_scalar<quant::BlockQ8_K, output_q4_k>, tile_scalar<quant::BlockQ8_K, output_signed_16<q6_k_quant, kPanelQ6KQuantBytes, 32>>,
     tile_scalar<quant::BlockQ8_K, output_q5_k>,
     tile_scalar<BlockQ8A, output_32<weight_iq4_nl, 4 * kPanelGroupBytes>>,
     tile_scalar<quant::BlockQ8_K, output_iq4_xs>,
     tile_scalar<BlockQ8A, output_offset_32<quant_q4_1, 4 * kPanelGroupBytes>>,
     tile_scalar<BlockQ8A, output_32<weight_q5_0, 5 * kPanelGroupBytes>>,
     tile_scalar<BlockQ8A, output_offset_32<quant_q5, 5 * kPanelGroupBytes>>,
-    tile_scalar<quant::BlockQ8_K, output_q2_k>, tile_scalar<quant::BlockQ8_K, output_q3_k>};
+    tile_scalar<quant::BlockQ8_K, output_q2_k>, 
+    tile_scalar<quant::BlockQ8_K, output_signed_16<q3_k_quant, kPanelQ3KQuantBytes, 4>>};
 
 // ---- Layout geometry per type. ----
 
@@ -325,25 +310,11 @@ inline void gather_qh(const uint8_t* in, uint8_t* qh) {
   std::memcpy(qh, &v, 4);
 }
 
-// Q3_K's 12 scale bytes <-> 16 six-bit scales (quant/blocks.h: low 4 bits of scale j in byte j % 8,
-// nibble j / 8; high 2 bits in byte 8 + j % 4 at bits 2·(j / 4)).
-void unpack_q3_k_scales(const uint8_t* s, int (&sc)[16]) {
-  for (int j = 0; j < 16; ++j)
-    sc[j] = ((s[j % 8] >> (4 * (j / 8))) & 15) | (((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4);
-}
-void pack_q3_k_scales(const int (&sc)[16], uint8_t* s) {
-  std::memset(s, 0, 12);
-  for (int j = 0; j < 16; ++j) {
-    s[j % 8] = uint8_t(s[j % 8] | (sc[j] & 15) << (4 * (j / 8)));
-    s[8 + j % 4] = uint8_t(s[8 + j % 4] | (sc[j] >> 4) << (2 * (j / 4)));
-  }
-}
-
 void put_block(quant::Type t, const uint8_t* blk, int r, uint8_t* s, uint8_t* q) {
   if (t == quant::Type::Q3_K) {  // BlockQ3_K: hmask[32], qs[64], scales[12], d
     std::memcpy(s + 2 * r, blk + 108, 2);
     int sc[16];
-    unpack_q3_k_scales(blk + 96, sc);
+    quant::unpack_q3_K_scales(blk + 96, sc);
     for (int j = 0; j < 16; ++j) s[32 + 16 * j + r] = uint8_t(int8_t(sc[j] - 32));
     scatter_groups(blk + 32, 16, r, 0, q);
     scatter_groups(blk, 8, r, 0, q + 16 * kPanelGroupBytes);
@@ -417,7 +388,7 @@ void get_block(quant::Type t, const uint8_t* s, const uint8_t* q, int r, uint8_t
     std::memcpy(blk + 108, s + 2 * r, 2);
     int sc[16];
     for (int j = 0; j < 16; ++j) sc[j] = int(int8_t(s[32 + 16 * j + r])) + 32;
-    pack_q3_k_scales(sc, blk + 96);
+    quant::pack_q3_K_scales(sc, blk + 96);
     for (int j = 0; j < 64; ++j) blk[32 + j] = q[(j / 4) * kPanelGroupBytes + r * 4 + j % 4];
     for (int j = 0; j < 32; ++j) blk[j] = q[(16 + j / 4) * kPanelGroupBytes + r * 4 + j % 4];
     return;

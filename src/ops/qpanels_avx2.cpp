@@ -55,6 +55,18 @@ inline __m256i pair_i8(const uint8_t* a, const uint8_t* b) {
 inline __m256i set_pair(int32_t a, int32_t b) {
   return _mm256_set1_epi32(int32_t(uint32_t(uint16_t(int16_t(a))) | (uint32_t(uint16_t(int16_t(b))) << 16)));
 }
+// The rows' int8 scales of sub-blocks 2j, 2j+1 (16 bytes apart, 8 rows each from `sh`) as pair_i8
+// lanes, j < 8: for scaled_bsums.
+inline void pair_scales_i8(const uint8_t* sh, __m256i (&sp)[8]) {
+  for (int j = 0; j < 8; ++j) sp[j] = pair_i8(sh + 16 * (2 * j), sh + 16 * (2 * j + 1));
+}
+// Σ_s sc_s·Σx_s per row (int32, exact: vpmaddwd of int8 scales by int16 sums) for one activation
+// row's 16 sums `bs`, from pair_scales_i8's pairs.
+inline __m256i scaled_bsums(const __m256i (&sp)[8], const int16_t* bs) {
+  __m256i sum = _mm256_setzero_si256();
+  for (int j = 0; j < 8; ++j) sum = _mm256_add_epi32(sum, _mm256_madd_epi16(sp[j], set_pair(bs[2 * j], bs[2 * j + 1])));
+  return sum;
+}
 inline __m256i bcast4(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
@@ -248,16 +260,10 @@ void tile_q6_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
       const uint8_t* sh = s + half_rows(h, pb) + 32;
       const __m256 d = half_scale(s + (h / 2) * pb + 2 * 8 * (h % 2));
       __m256i sp[8];
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) sp[j] = pair_i8(sh + 16 * (2 * j), sh + 16 * (2 * j + 1));
+      pair_scales_i8(sh, sp);
 #pragma GCC unroll 4
       for (int i = 0; i < RX; ++i) {
-        const int16_t* bs = xr[i][b].bsums;
-        __m256i corr = _mm256_setzero_si256();
-#pragma GCC unroll 8
-        for (int j = 0; j < 8; ++j)
-          corr = _mm256_add_epi32(corr, _mm256_madd_epi16(sp[j], set_pair(bs[2 * j], bs[2 * j + 1])));
-        const __m256i t = _mm256_sub_epi32(tsum[i][h], _mm256_slli_epi32(corr, 5));
+        const __m256i t = _mm256_sub_epi32(tsum[i][h], _mm256_slli_epi32(scaled_bsums(sp, xr[i][b].bsums), 5));
         acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(xr[i][b].d)), _mm256_cvtepi32_ps(t),
                                     acc[i][h]);
       }
@@ -320,11 +326,9 @@ void tile_q6_k_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, in
             t = _mm256_add_epi32(t, _mm256_madd_epi16(p[k], dup_i8(sh + 16 * (8 * hh + 2 * k + gp / 2))));
         }
       const __m256 d = half_scale(s + (h / 2) * pb + 2 * 8 * (h % 2));
-      __m256i corr = _mm256_setzero_si256();
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j)
-        corr = _mm256_add_epi32(corr, _mm256_madd_epi16(pair_i8(sh + 16 * (2 * j), sh + 16 * (2 * j + 1)),
-                                                        set_pair(xr[b].bsums[2 * j], xr[b].bsums[2 * j + 1])));
+      __m256i sp[8];
+      pair_scales_i8(sh, sp);
+      const __m256i corr = scaled_bsums(sp, xr[b].bsums);
       acc[0][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(xr[b].d)),
                                   _mm256_cvtepi32_ps(_mm256_sub_epi32(t, _mm256_slli_epi32(corr, 5))), acc[0][h]);
     }
@@ -566,39 +570,46 @@ void tile_q8_0(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
   store_tile<RX, H>(acc, ncol, y, ys);
 }
 
-// ---- Q2_K: q = 2 bits (0..3) of the panel byte; per sub-block of 16 (4 groups) the vpmaddubsw
-// pair sums stay at most 4·2·3·127 = 3048 in int16, then vpmaddwd by the 4-bit scale; the mins as
-// Q4_K's, over the 16 sub-blocks' bsums. ----
-template <int RX, int NP>
-void tile_q2_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
-               int64_t xs, float* y, int64_t ys) {
+// ---- Q2_K and Q3_K (Q3): q = 2 bits (0..3) of the q group byte (bits 2g, 2g+1 for sub-block
+// 8h + 2g + u, groups 8h + 4u + k); Q3_K adds the h group's bit 4h + g moved to bit 2 (vpcmpeqb on
+// the masked bit, AND 4): 0..7. Per sub-block of 16 (4 groups) the vpmaddubsw pair sums stay at most
+// 4·2·3·127 = 3048 (Q2_K) or 4·2·7·127 = 7112 (Q3_K) in int16, then vpmaddwd by the row's scale:
+// Q2_K's 4-bit scale, its mins as Q4_K's over the 16 sub-blocks' bsums; Q3_K's scale − 32 (int8),
+// Σ_s sc_s·4·Σx_s subtracted as 4·Σ_s sc_s·Σx_s (vpmaddwd, exact), as Q6_K's 32·. ----
+template <bool Q3, int RX, int NP>
+void tile_q23_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
+                int64_t xs, float* y, int64_t ys) {
   constexpr int H = 2 * NP;
+  constexpr int64_t kQuantBytes = Q3 ? kPanelQ3KQuantBytes : kPanelQ2KQuantBytes;
+  constexpr int64_t kScaleBytes = Q3 ? kPanelQ3KScaleBytes : kPanelQ2KScaleBytes;
   __m256 acc[RX][H];
   for (auto& a : acc)
     for (auto& v : a) v = _mm256_setzero_ps();
   const quant::BlockQ8_K* xr[RX];
   for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
   const __m256i m3 = _mm256_set1_epi8(3);
+  [[maybe_unused]] const __m256i four = _mm256_set1_epi8(4);
 
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* q = panels + sb + b * kPanelQ2KQuantBytes;
-    const uint8_t* s = panels + b * kPanelQ2KScaleBytes;
+    const uint8_t* q = panels + sb + b * kQuantBytes;
+    const uint8_t* s = panels + b * kScaleBytes;
     NextBlock next{};
-    if (RX == 1)
-      next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ2KQuantBytes, kPanelQ2KScaleBytes,
-                            blocks_ahead(kPanelQ2KQuantBytes));
+    if (RX == 1) next = next_block<NP>(panels, pb, sb, b, nb, kQuantBytes, kScaleBytes, blocks_ahead(kQuantBytes));
     __m256i isum[RX][H];
     for (auto& a : isum)
       for (auto& v : a) v = _mm256_setzero_si256();
 #pragma GCC unroll 1
     for (int sub = 0; sub < 16; ++sub) {
-      if (RX == 1) prefetch_part<NP>(next, pb, kPanelQ2KQuantBytes, sub, 16);
-      // Sub-block 8h + 2g + u: groups 8h + 4u + k, bits 2g, 2g+1.
-      const uint8_t* qg = q + (8 * (sub / 8) + 4 * (sub % 2)) * kPanelGroupBytes;
-      const __m128i count = _mm_cvtsi32_si128(2 * ((sub % 8) / 2));
+      const int hb = sub / 8, g = (sub % 8) / 2, u = sub % 2;
+      if (RX == 1) prefetch_part<NP>(next, pb, kQuantBytes, sub, 16);
+      const uint8_t* qg = q + (8 * hb + 4 * u) * kPanelGroupBytes;
+      [[maybe_unused]] const uint8_t* hg = q + (16 + 4 * u) * kPanelGroupBytes;
+      const __m128i count = _mm_cvtsi32_si128(2 * g);
+      [[maybe_unused]] const __m256i bit = _mm256_set1_epi8(char(1 << (4 * hb + g)));
       __m256i scv[H], p[RX][H];
 #pragma GCC unroll 4
-      for (int h = 0; h < H; ++h) scv[h] = dup_u8(s + half_rows(h, pb) + 64 + 16 * sub);
+      for (int h = 0; h < H; ++h)
+        scv[h] = Q3 ? dup_i8(s + half_rows(h, pb) + 32 + 16 * sub) : dup_u8(s + half_rows(h, pb) + 64 + 16 * sub);
       for (auto& a : p)
         for (auto& v : a) v = _mm256_setzero_si256();
 #pragma GCC unroll 4
@@ -608,8 +619,12 @@ void tile_q2_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
         for (int i = 0; i < RX; ++i) xv[i] = bcast4(xr[i][b].qs + 16 * sub + 4 * k);
 #pragma GCC unroll 4
         for (int h = 0; h < H; ++h) {
-          const __m256i w =
+          __m256i w =
               _mm256_and_si256(_mm256_srl_epi16(load_half(qg + half_offset(h, pb) + k * kPanelGroupBytes), count), m3);
+          if constexpr (Q3) {
+            const __m256i hv = load_half(hg + half_offset(h, pb) + k * kPanelGroupBytes);
+            w = _mm256_or_si256(w, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hv, bit), bit), four));
+          }
 #pragma GCC unroll 4
           for (int i = 0; i < RX; ++i) p[i][h] = _mm256_add_epi16(p[i][h], _mm256_maddubs_epi16(w, xv[i]));
         }
@@ -623,99 +638,28 @@ void tile_q2_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
     for (int h = 0; h < H; ++h) {
       const uint8_t* sh = s + half_rows(h, pb);
       const __m256 d = half_scale(s + (h / 2) * pb + 2 * 8 * (h % 2));
-      const __m256 dmin = half_scale(s + (h / 2) * pb + 32 + 2 * 8 * (h % 2));
+      if constexpr (Q3) {
+        __m256i sp[8];
+        pair_scales_i8(sh + 32, sp);
 #pragma GCC unroll 4
-      for (int i = 0; i < RX; ++i) {
-        const int16_t* bs = xr[i][b].bsums;
-        __m256i msum = _mm256_setzero_si256();
-#pragma GCC unroll 8
-        for (int j = 0; j < 8; ++j)
-          msum = _mm256_add_epi32(msum, _mm256_madd_epi16(pair_u8(sh + 320 + 16 * (2 * j), sh + 320 + 16 * (2 * j + 1)),
-                                                          set_pair(bs[2 * j], bs[2 * j + 1])));
-        const __m256 dx = _mm256_set1_ps(xr[i][b].d);
-        acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(isum[i][h]), acc[i][h]);
-        acc[i][h] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, dx), _mm256_cvtepi32_ps(msum), acc[i][h]);
-      }
-    }
-  }
-  store_tile<RX, H>(acc, ncol, y, ys);
-}
-
-// ---- Q3_K: q = Q2_K's 2 bits | the h group's bit 4h + g moved to bit 2 (vpcmpeqb on the masked
-// bit, AND 4): 0..7; per sub-block of 16 the vpmaddubsw pair sums stay at most 4·2·7·127 = 7112 in
-// int16, then vpmaddwd by the row's scale − 32 (int8); Σ_s sc_s·4·Σx_s is subtracted as
-// 4·Σ_s sc_s·Σx_s (vpmaddwd, exact), as Q6_K's 32·. ----
-template <int RX, int NP>
-void tile_q3_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
-               int64_t xs, float* y, int64_t ys) {
-  constexpr int H = 2 * NP;
-  __m256 acc[RX][H];
-  for (auto& a : acc)
-    for (auto& v : a) v = _mm256_setzero_ps();
-  const quant::BlockQ8_K* xr[RX];
-  for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
-  const __m256i m3 = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
-
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* q = panels + sb + b * kPanelQ3KQuantBytes;
-    const uint8_t* s = panels + b * kPanelQ3KScaleBytes;
-    NextBlock next{};
-    if (RX == 1)
-      next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ3KQuantBytes, kPanelQ3KScaleBytes,
-                            blocks_ahead(kPanelQ3KQuantBytes));
-    __m256i tsum[RX][H];
-    for (auto& a : tsum)
-      for (auto& v : a) v = _mm256_setzero_si256();
-#pragma GCC unroll 1
-    for (int sub = 0; sub < 16; ++sub) {
-      // Sub-block 8h + 2g + u: q groups 8h + 4u + k (bits 2g, 2g+1), h groups 4u + k (bit 4h + g).
-      const int hb = sub / 8, g = (sub % 8) / 2, u = sub % 2;
-      if (RX == 1) prefetch_part<NP>(next, pb, kPanelQ3KQuantBytes, sub, 16);
-      const uint8_t* qg = q + (8 * hb + 4 * u) * kPanelGroupBytes;
-      const uint8_t* hg = q + (16 + 4 * u) * kPanelGroupBytes;
-      const __m128i count = _mm_cvtsi32_si128(2 * g);
-      const __m256i bit = _mm256_set1_epi8(char(1 << (4 * hb + g)));
-      __m256i scv[H], p[RX][H];
-#pragma GCC unroll 4
-      for (int h = 0; h < H; ++h) scv[h] = dup_i8(s + half_rows(h, pb) + 32 + 16 * sub);
-      for (auto& a : p)
-        for (auto& v : a) v = _mm256_setzero_si256();
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) {
-        __m256i xv[RX];
-#pragma GCC unroll 4
-        for (int i = 0; i < RX; ++i) xv[i] = bcast4(xr[i][b].qs + 16 * sub + 4 * k);
-#pragma GCC unroll 4
-        for (int h = 0; h < H; ++h) {
-          const __m256i lo =
-              _mm256_and_si256(_mm256_srl_epi16(load_half(qg + half_offset(h, pb) + k * kPanelGroupBytes), count), m3);
-          const __m256i hv = load_half(hg + half_offset(h, pb) + k * kPanelGroupBytes);
-          const __m256i w =
-              _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hv, bit), bit), four));
-#pragma GCC unroll 4
-          for (int i = 0; i < RX; ++i) p[i][h] = _mm256_add_epi16(p[i][h], _mm256_maddubs_epi16(w, xv[i]));
+        for (int i = 0; i < RX; ++i) {
+          const __m256i t = _mm256_sub_epi32(isum[i][h], _mm256_slli_epi32(scaled_bsums(sp, xr[i][b].bsums), 2));
+          acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(xr[i][b].d)), _mm256_cvtepi32_ps(t), acc[i][h]);
         }
-      }
+      } else {
+        const __m256 dmin = half_scale(s + (h / 2) * pb + 32 + 2 * 8 * (h % 2));
 #pragma GCC unroll 4
-      for (int h = 0; h < H; ++h)
-#pragma GCC unroll 4
-        for (int i = 0; i < RX; ++i) tsum[i][h] = _mm256_add_epi32(tsum[i][h], _mm256_madd_epi16(p[i][h], scv[h]));
-    }
-#pragma GCC unroll 4
-    for (int h = 0; h < H; ++h) {
-      const uint8_t* sh = s + half_rows(h, pb) + 32;
-      const __m256 d = half_scale(s + (h / 2) * pb + 2 * 8 * (h % 2));
-#pragma GCC unroll 4
-      for (int i = 0; i < RX; ++i) {
-        const int16_t* bs = xr[i][b].bsums;
-        __m256i corr = _mm256_setzero_si256();
+        for (int i = 0; i < RX; ++i) {
+          const int16_t* bs = xr[i][b].bsums;
+          __m256i msum = _mm256_setzero_si256();
 #pragma GCC unroll 8
-        for (int j = 0; j < 8; ++j)
-          corr = _mm256_add_epi32(corr, _mm256_madd_epi16(pair_i8(sh + 16 * (2 * j), sh + 16 * (2 * j + 1)),
-                                                          set_pair(bs[2 * j], bs[2 * j + 1])));
-        const __m256i t = _mm256_sub_epi32(tsum[i][h], _mm256_slli_epi32(corr, 2));
-        acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(xr[i][b].d)), _mm256_cvtepi32_ps(t),
-                                    acc[i][h]);
+          for (int j = 0; j < 8; ++j)
+            msum = _mm256_add_epi32(msum, _mm256_madd_epi16(pair_u8(sh + 320 + 16 * (2 * j), sh + 320 + 16 * (2 * j + 1)),
+                                                            set_pair(bs[2 * j], bs[2 * j + 1])));
+          const __m256 dx = _mm256_set1_ps(xr[i][b].d);
+          acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, dx), _mm256_cvtepi32_ps(isum[i][h]), acc[i][h]);
+          acc[i][h] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, dx), _mm256_cvtepi32_ps(msum), acc[i][h]);
+        }
       }
     }
   }
@@ -754,8 +698,8 @@ const PanelKernels kTable = {
     dispatch<tile_legacy<Legacy::kQ4_1, 1, 1>, tile_legacy<Legacy::kQ4_1, 1, 2>, tile_legacy<Legacy::kQ4_1, 2, 1>>,
     dispatch<tile_legacy<Legacy::kQ5_0, 1, 1>, tile_legacy<Legacy::kQ5_0, 1, 2>, tile_legacy<Legacy::kQ5_0, 2, 1>>,
     dispatch<tile_legacy<Legacy::kQ5_1, 1, 1>, tile_legacy<Legacy::kQ5_1, 1, 2>, tile_legacy<Legacy::kQ5_1, 2, 1>>,
-    dispatch<tile_q2_k<1, 1>, tile_q2_k<1, 2>, tile_q2_k<2, 1>>,
-    dispatch<tile_q3_k<1, 1>, tile_q3_k<1, 2>, tile_q3_k<2, 1>>};
+    dispatch<tile_q23_k<false, 1, 1>, tile_q23_k<false, 1, 2>, tile_q23_k<false, 2, 1>>,
+    dispatch<tile_q23_k<true, 1, 1>, tile_q23_k<true, 1, 2>, tile_q23_k<true, 2, 1>>};
 
 }  // namespace
 

@@ -70,6 +70,37 @@ inline void add_group(__m512i (&s)[RX][NP], const __m512i (&w)[NP], const BlockQ
   }
 }
 
+// tsum[i][c] += (p[i][c] − zero·Σx_sub)·sc_c[sub] in exact int32, for the K types whose scale region
+// holds int8 sub-block scales at sc + 32 + 16·sub of each panel (Q3_K, Q6_K).
+template <int RX, int NP>
+inline void add_signed_sub(const __m512i (&p)[RX][NP], int32_t zero, const uint8_t* sc, int64_t pb, int sub,
+                           const quant::BlockQ8_K* const (&xr)[RX], int64_t b, __m512i (&tsum)[RX][NP]) {
+#pragma GCC unroll 8
+  for (int c = 0; c < NP; ++c) {
+    const __m512i scv =
+        _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 32 + 16 * sub)));
+#pragma GCC unroll 8
+    for (int i = 0; i < RX; ++i) {
+      const __m512i corr = _mm512_set1_epi32(zero * int32_t(xr[i][b].bsums[sub]));
+      tsum[i][c] = _mm512_add_epi32(tsum[i][c], _mm512_mullo_epi32(_mm512_sub_epi32(p[i][c], corr), scv));
+    }
+  }
+}
+
+// acc[i][c] += f32(d_c)·d_x·f32(t[i][c]): the last step of the K types with one scale d per row and
+// super-block (Q3_K, Q6_K, IQ4_XS), d the f16 d[16] at the start of each panel's `sc`.
+template <int RX, int NP>
+inline void add_super_block(const __m512i (&t)[RX][NP], const uint8_t* sc, int64_t pb,
+                            const quant::BlockQ8_K* const (&xr)[RX], int64_t b, __m512 (&acc)[RX][NP]) {
+#pragma GCC unroll 8
+  for (int c = 0; c < NP; ++c) {
+    const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb)));
+#pragma GCC unroll 8
+    for (int i = 0; i < RX; ++i)
+      acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xr[i][b].d)), _mm512_cvtepi32_ps(t[i][c]), acc[i][c]);
+  }
+}
+
 // The IQ4 grid values + 128 (1..241: unsigned, as vpdpbusd wants) in every 128-bit lane, for vpshufb.
 inline __m512i grid_table_u8() {
   alignas(64) uint8_t t[64];
@@ -424,25 +455,9 @@ void tile_q3_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
           for (int c = 0; c < NP; ++c) p[i][c] = _mm512_dpbusd_epi32(p[i][c], w[c], xv);
         }
       }
-#pragma GCC unroll 8
-      for (int c = 0; c < NP; ++c) {
-        const __m512i scv = _mm512_cvtepi8_epi32(
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 32 + 16 * sub)));
-#pragma GCC unroll 8
-        for (int i = 0; i < RX; ++i) {
-          const __m512i corr = _mm512_set1_epi32(4 * int32_t(xr[i][b].bsums[sub]));
-          tsum[i][c] = _mm512_add_epi32(tsum[i][c], _mm512_mullo_epi32(_mm512_sub_epi32(p[i][c], corr), scv));
-        }
-      }
+      add_signed_sub<RX, NP>(p, 4, sc, pb, sub, xr, b, tsum);
     }
-#pragma GCC unroll 8
-    for (int c = 0; c < NP; ++c) {
-      const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb)));
-#pragma GCC unroll 8
-      for (int i = 0; i < RX; ++i)
-        acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xr[i][b].d)),
-                                    _mm512_cvtepi32_ps(tsum[i][c]), acc[i][c]);
-    }
+    add_super_block<RX, NP>(tsum, sc, pb, xr, b, acc);
   }
   store_tile<RX, NP>(acc, ncol, y, ys);
 }
@@ -494,26 +509,10 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
             for (int c = 0; c < NP; ++c) p[i][c] = _mm512_dpbusd_epi32(p[i][c], w[c], xv);
           }
         }
-#pragma GCC unroll 8
-        for (int c = 0; c < NP; ++c) {
-          const __m512i scv = _mm512_cvtepi8_epi32(
-              _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 32 + 16 * sub)));
-#pragma GCC unroll 8
-          for (int i = 0; i < RX; ++i) {
-            const __m512i corr = _mm512_set1_epi32(32 * int32_t(xr[i][b].bsums[sub]));
-            tsum[i][c] = _mm512_add_epi32(tsum[i][c], _mm512_mullo_epi32(_mm512_sub_epi32(p[i][c], corr), scv));
-          }
-        }
+        add_signed_sub<RX, NP>(p, 32, sc, pb, sub, xr, b, tsum);
       }
     }
-#pragma GCC unroll 8
-    for (int c = 0; c < NP; ++c) {
-      const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb)));
-#pragma GCC unroll 8
-      for (int i = 0; i < RX; ++i)
-        acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xr[i][b].d)),
-                                    _mm512_cvtepi32_ps(tsum[i][c]), acc[i][c]);
-    }
+    add_super_block<RX, NP>(tsum, sc, pb, xr, b, acc);
   }
   store_tile<RX, NP>(acc, ncol, y, ys);
 }
@@ -654,14 +653,7 @@ void tile_iq4_xs_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb
         }
       }
     }
-#pragma GCC unroll 8
-    for (int c = 0; c < NP; ++c) {
-      const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb)));
-#pragma GCC unroll 8
-      for (int i = 0; i < RX; ++i)
-        acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xr[i][b].d)),
-                                    _mm512_cvtepi32_ps(t[i][c]), acc[i][c]);
-    }
+    add_super_block<RX, NP>(t, sc, pb, xr, b, acc);
   }
   store_tile<RX, NP>(acc, ncol, y, ys);
 }

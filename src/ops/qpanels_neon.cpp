@@ -188,6 +188,15 @@ inline void widen16(const uint8_t* p, int32x4_t (&out)[4]) {
   out[2] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(hi)));
   out[3] = vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(hi)));
 }
+// 16 int8 bytes (one per row) → 4 × 4 int32 lanes: rows' signed sub-block scales.
+inline void widen16_s8(const uint8_t* p, int32x4_t (&out)[4]) {
+  const int8x16_t v = vld1q_s8(reinterpret_cast<const int8_t*>(p));
+  const int16x8_t lo = vmovl_s8(vget_low_s8(v)), hi = vmovl_s8(vget_high_s8(v));
+  out[0] = vmovl_s16(vget_low_s16(lo));
+  out[1] = vmovl_s16(vget_high_s16(lo));
+  out[2] = vmovl_s16(vget_low_s16(hi));
+  out[3] = vmovl_s16(vget_high_s16(hi));
+}
 
 template <int H, int RX>
 inline void q4_k_sub(const uint8_t* qj, const uint8_t* sc, int sub, const quant::BlockQ8_K* const (&xr)[RX],
@@ -249,6 +258,19 @@ inline void q5_k_sub(const uint8_t* qb, const uint8_t* sc, const quant::BlockQ8_
   widen16(sc + 64 + 16 * SUB, scv);
   for (int i = 0; i < RX; ++i)
     for (int q = 0; q < 4; ++q) isum[i][q] = vmlaq_s32(isum[i][q], p[i][q], scv[q]);
+}
+
+// acc += f32(d)·d_x·f32(t) per row and activation row: the last step of the K types with one scale
+// d per row and super-block (Q3_K, Q6_K, IQ4_XS), d the f16 d[16] at the start of `sc`.
+template <int RX>
+inline void add_super_block(const uint8_t* sc, const int32x4_t (&t)[RX][4], const quant::BlockQ8_K* const (&xr)[RX],
+                            int64_t b, float32x4_t (&acc)[RX][4]) {
+  const auto* dh = reinterpret_cast<const float16_t*>(sc);
+  for (int q = 0; q < 4; ++q) {
+    const float32x4_t d = vcvt_f32_f16(vld1_f16(dh + 4 * q));
+    for (int i = 0; i < RX; ++i)
+      acc[i][q] = vfmaq_f32(acc[i][q], vmulq_f32(d, vdupq_n_f32(xr[i][b].d)), vcvtq_f32_s32(t[i][q]));
+  }
 }
 
 // ---- Q2_K: sub-block SUB = 8h + 2g + u: groups 8h + 4u + k (k < 4), bits 2g, 2g+1 (0..3, valid as
@@ -350,10 +372,8 @@ inline void q3_k_sub(const uint8_t* qb, const uint8_t* sc, const quant::BlockQ8_
      }()),
      ...);
   }(std::make_integer_sequence<int, 4>());
-  const int8x16_t s8 = vld1q_s8(reinterpret_cast<const int8_t*>(sc + 32 + 16 * SUB));
-  const int16x8_t lo = vmovl_s8(vget_low_s8(s8)), hi = vmovl_s8(vget_high_s8(s8));
-  const int32x4_t scv[4] = {vmovl_s16(vget_low_s16(lo)), vmovl_s16(vget_high_s16(lo)),
-                            vmovl_s16(vget_low_s16(hi)), vmovl_s16(vget_high_s16(hi))};
+  int32x4_t scv[4];
+  widen16_s8(sc + 32 + 16 * SUB, scv);
   for (int i = 0; i < RX; ++i)
     for (int q = 0; q < 4; ++q) t[i][q] = vmlaq_s32(t[i][q], p[i][q], scv[q]);
 }
@@ -376,12 +396,7 @@ void q3_k_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const uin
     [&]<int... S>(std::integer_sequence<int, S...>) {
       (q3_k_sub<S, RX>(qb, sc, xr, b, t), ...);
     }(std::make_integer_sequence<int, 16>());
-    const auto* dh = reinterpret_cast<const float16_t*>(sc);
-    for (int q = 0; q < 4; ++q) {
-      const float32x4_t d = vcvt_f32_f16(vld1_f16(dh + 4 * q));
-      for (int i = 0; i < RX; ++i)
-        acc[i][q] = vfmaq_f32(acc[i][q], vmulq_f32(d, vdupq_n_f32(xr[i][b].d)), vcvtq_f32_s32(t[i][q]));
-    }
+    add_super_block<RX>(sc, t, xr, b, acc);
   }
   store_rows<RX>(acc, ncol, y, ys);
 }
@@ -402,10 +417,8 @@ inline void iq4_xs_sub(const uint8_t* qb, const uint8_t* sc, int8x16_t grid, con
   [&]<int... G>(std::integer_sequence<int, G...>) {
     (iq4_group<G, RX>(u, grid, xv, p), ...);
   }(std::make_integer_sequence<int, 4>());
-  const int8x16_t s8 = vld1q_s8(reinterpret_cast<const int8_t*>(sc + 32 + 16 * J));
-  const int16x8_t lo = vmovl_s8(vget_low_s8(s8)), hi = vmovl_s8(vget_high_s8(s8));
-  const int32x4_t lv[4] = {vmovl_s16(vget_low_s16(lo)), vmovl_s16(vget_high_s16(lo)),
-                           vmovl_s16(vget_low_s16(hi)), vmovl_s16(vget_high_s16(hi))};
+  int32x4_t lv[4];
+  widen16_s8(sc + 32 + 16 * J, lv);
   for (int i = 0; i < RX; ++i)
     for (int q = 0; q < 4; ++q) t[i][q] = vmlaq_s32(t[i][q], p[i][q], lv[q]);
 }
@@ -429,12 +442,7 @@ void iq4_xs_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const u
     [&]<int... J>(std::integer_sequence<int, J...>) {
       (iq4_xs_sub<J, RX>(qb, sc, grid, xr, b, t), ...);
     }(std::make_integer_sequence<int, 8>());
-    const auto* dh = reinterpret_cast<const float16_t*>(sc);
-    for (int q = 0; q < 4; ++q) {
-      const float32x4_t d = vcvt_f32_f16(vld1_f16(dh + 4 * q));
-      for (int i = 0; i < RX; ++i)
-        acc[i][q] = vfmaq_f32(acc[i][q], vmulq_f32(d, vdupq_n_f32(xr[i][b].d)), vcvtq_f32_s32(t[i][q]));
-    }
+    add_super_block<RX>(sc, t, xr, b, acc);
   }
   store_rows<RX>(acc, ncol, y, ys);
 }
@@ -531,10 +539,8 @@ inline void q6_k_quarter(const uint8_t* qb, const uint8_t* sc, const quant::Bloc
       q6_k_group<6, K, RX>(ql, qh, xv, p);
       q6_k_group<7, K, RX>(ql, qh, xv, p);
     }
-    const int8x16_t s8 = vld1q_s8(reinterpret_cast<const int8_t*>(sc + 32 + 16 * sub));
-    const int16x8_t lo = vmovl_s8(vget_low_s8(s8)), hi = vmovl_s8(vget_high_s8(s8));
-    const int32x4_t scv[4] = {vmovl_s16(vget_low_s16(lo)), vmovl_s16(vget_high_s16(lo)),
-                              vmovl_s16(vget_low_s16(hi)), vmovl_s16(vget_high_s16(hi))};
+    int32x4_t scv[4];
+    widen16_s8(sc + 32 + 16 * sub, scv);
     for (int i = 0; i < RX; ++i) {
       const int32x4_t corr = vdupq_n_s32(32 * int32_t(xr[i][b].bsums[sub]));
       for (int q = 0; q < 4; ++q) t[i][q] = vmlaq_s32(t[i][q], vsubq_s32(p[i][q], corr), scv[q]);
@@ -565,12 +571,7 @@ void q6_k_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const uin
     q6_k_quarter<1, 1, RX>(qb, sc, xr, b, t);
     q6_k_quarter<1, 2, RX>(qb, sc, xr, b, t);
     q6_k_quarter<1, 3, RX>(qb, sc, xr, b, t);
-    const auto* dh = reinterpret_cast<const float16_t*>(sc);
-    for (int q = 0; q < 4; ++q) {
-      const float32x4_t d = vcvt_f32_f16(vld1_f16(dh + 4 * q));
-      for (int i = 0; i < RX; ++i)
-        acc[i][q] = vfmaq_f32(acc[i][q], vmulq_f32(d, vdupq_n_f32(xr[i][b].d)), vcvtq_f32_s32(t[i][q]));
-    }
+    add_super_block<RX>(sc, t, xr, b, acc);
   }
   store_rows<RX>(acc, ncol, y, ys);
 }

@@ -85,6 +85,20 @@ struct BlockQ3_K {
 };
 static_assert(sizeof(BlockQ3_K) == 110);
 
+// BlockQ3_K::scales <-> its 16 six-bit scales (0..63, stored biased: the scale is sc − 32), as
+// the layout above says; a bijection (96 bits each way).
+inline void unpack_q3_K_scales(const uint8_t* s, int (&sc)[16]) {
+  for (int j = 0; j < 16; ++j)
+    sc[j] = ((s[j % 8] >> (4 * (j / 8))) & 0x0f) | ((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4;
+}
+inline void pack_q3_K_scales(const int (&sc)[16], uint8_t* s) {
+  for (int j = 0; j < 12; ++j) s[j] = 0;
+  for (int j = 0; j < 16; ++j) {
+    s[j % 8] = uint8_t(s[j % 8] | (sc[j] & 0x0f) << (4 * (j / 8)));
+    s[8 + j % 4] = uint8_t(s[8 + j % 4] | (sc[j] >> 4) << (2 * (j / 4)));
+  }
+}
+
 // Q4_K: 8 sub-blocks of 32; x = d*sc*q - dmin*m, q in [0, 15], sc and m 6-bit. 4.5 bits/weight.
 // Element e = 64*p + 32*u + l is nibble u (0 low, 1 high) of qs[32*p + l]; its sub-block is e / 32.
 struct BlockQ4_K {

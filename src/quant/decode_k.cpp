@@ -20,15 +20,6 @@ void scale_min_6bit(const uint8_t (&s)[kKScaleBytes], int j, int& sc, int& m) {
   }
 }
 
-// The 16 6-bit scales of Q3_K, unpacked (0..63, not yet offset by -32).
-void scales_q3_K(const uint8_t (&s)[12], int (&out)[16]) {
-  for (int j = 0; j < 16; ++j) {
-    const int low = j < 8 ? s[j] & 0x0f : s[j - 8] >> 4;
-    const int high = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
-    out[j] = low | high << 4;
-  }
-}
-
 }  // namespace
 
 void decode_q2_K(const void* src, float* dst, int64_t n) {
@@ -60,7 +51,7 @@ void decode_q3_K(const void* src, float* dst, int64_t n) {
     const auto b = detail::load_block<BlockQ3_K>(src, i);
     const float d = f16_to_f32(b.d);
     int scales[16];
-    scales_q3_K(b.scales, scales);
+    unpack_q3_K_scales(b.scales, scales);
     for (int h = 0; h < 2; ++h) {
       const uint8_t* q = b.qs + 32 * h;
       for (int g = 0; g < 4; ++g) {

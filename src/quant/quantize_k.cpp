@@ -158,11 +158,9 @@ void quantize_q3_K(const float* src, void* dst, int64_t n) {
     const SymQuants r = quantize_sym_format(src + i * kQK_K, 4, 31, "q3_K", i);
     BlockQ3_K b{};
     b.d = r.d;
-    for (int j = 0; j < 16; ++j) {
-      const int v = r.sc[j] + 32;  // stored biased by 32
-      b.scales[j % 8] |= uint8_t((v & 0x0f) << (4 * (j / 8)));
-      b.scales[8 + j % 4] |= uint8_t((v >> 4) << (2 * (j / 4)));
-    }
+    int biased[16];
+    for (int j = 0; j < 16; ++j) biased[j] = r.sc[j] + 32;  // stored biased by 32
+    pack_q3_K_scales(biased, b.scales);
     for (int e = 0; e < kQK_K; ++e) {
       const int h = e / 128, g = (e % 128) / 32, l = e % 32;
       const int u = r.q[e] + 4;  // 0..7: low 2 bits in qs, bit 2 in hmask
