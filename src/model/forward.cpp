@@ -218,10 +218,15 @@ void Forward::layer(std::span<const Sequence> seqs, int64_t il, const float* x_i
     add_branch(x_.data(), moe_->run(il, l, h_.data(), n), l.post_ffn_norm, n, next_norm);
     return;
   }
-  linear_group({&l.gate, &l.up}, h_.data(), n, {gate_.data(), up_.data()});
-  // The activation and ffn_down: a quantizing backend fuses the activation into quantizing down's input.
-  backend_.matmul_glu(l.down, c_.geglu ? ops::Glu::kGeglu : ops::Glu::kSwiglu, gate_.data(), up_.data(), n,
-                      act_.data(), h_.data());
+  const ops::Glu glu = c_.geglu ? ops::Glu::kGeglu : ops::Glu::kSwiglu;
+  if (l.gate.bias == nullptr && l.up.bias == nullptr) {  // the backend may fuse gate/up's results into down's input
+    if (!backend_.checks_inputs_finite()) check_finite(h_.data(), n, l.gate.k, "input of", l.gate);
+    backend_.ffn(l.gate, l.up, l.down, glu, h_.data(), n, gate_.data(), up_.data(), act_.data(), h_.data());
+  } else {
+    linear_group({&l.gate, &l.up}, h_.data(), n, {gate_.data(), up_.data()});
+    // The activation and ffn_down: a quantizing backend fuses the activation into quantizing down's input.
+    backend_.matmul_glu(l.down, glu, gate_.data(), up_.data(), n, act_.data(), h_.data());
+  }
   add_bias_rows(l.down, n, h_.data());
   add_branch(x_.data(), h_.data(), l.post_ffn_norm, n, next_norm);
 }

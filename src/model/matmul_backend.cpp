@@ -19,6 +19,14 @@ void MatmulBackend::matmul_glu(const Linear& down, ops::Glu glu, const float* ga
   matmul(down, act, m, y);
 }
 
+void MatmulBackend::ffn(const Linear& gate, const Linear& up, const Linear& down, ops::Glu glu, const float* x,
+                        int64_t m, float* gate_out, float* up_out, float* act, float* y) {
+  const Linear* ws[] = {&gate, &up};
+  float* ys[] = {gate_out, up_out};
+  matmul_group(ws, x, m, ys);
+  matmul_glu(down, glu, gate_out, up_out, m, act, y);
+}
+
 CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weights,
                      const gguf::File* file)
     : pool_(pool), mode_(mode) {

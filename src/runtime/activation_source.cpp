@@ -1,5 +1,8 @@
 #include "runtime/activation_source.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "core/error.h"
 #include "core/quote.h"
 #include "model/non_finite.h"
@@ -14,12 +17,21 @@ void ActivationSource::quantize(const model::Linear& w, int64_t m, std::vector<i
                                 std::vector<float>& act, std::vector<float>& rot) const {
   const int64_t k = w.k;
   if (this->xq != nullptr) {
+    if (this->xq == xq.data() && this->sa == sa.data()) {  // in place: already the quantized rows
+      ORK_CHECK(xq.size() >= size_t(m * k) && sa.size() >= size_t(m), "input of ", quote(w.name()),
+                ": quantized in place with ", sa.size(), " rows, ", m, " wanted");
+      return;
+    }
     xq.assign(this->xq, this->xq + m * k);
     sa.assign(this->sa, this->sa + m);
     return;
   }
   xq.resize(size_t(m * k));
   sa.resize(size_t(m));
+  if (sums != nullptr) {
+    quantize_sums(w, m, xq.data(), sa.data(), act, rot);
+    return;
+  }
   if (up == nullptr && unfold == nullptr) {
     const int64_t bad = quant::quantize_activations_i8(x, m, k, xq.data(), sa.data(), rot);
     if (bad >= 0) model::fail_non_finite(x[bad], bad, k, "input of", w);
@@ -34,6 +46,41 @@ void ActivationSource::quantize(const model::Linear& w, int64_t m, std::vector<i
     }
     const int64_t bad = quant::quantize_activations_i8(act.data(), 1, k, xq.data() + r * k, sa.data() + r, rot);
     if (bad >= 0) model::fail_non_finite(act[size_t(bad)], r * k + bad, k, "input of", w);
+  }
+}
+
+namespace {
+
+// Columns [0, n_sums) of an int32 row scaled as quant::dequantize_i32 does, the rest copied: row r of
+// `results` (stride k) into out.
+void scaled_row(const float* results, int64_t n_sums, const float* sb, float a, int64_t k, float* out) {
+  for (int64_t j = 0; j < n_sums; ++j) {
+    int32_t c;
+    std::memcpy(&c, results + j, sizeof c);
+    const float t = float(c) * a;
+    out[j] = t * sb[j];
+  }
+  std::copy(results + n_sums, results + k, out + n_sums);
+}
+
+}  // namespace
+
+void ActivationSource::quantize_sums(const model::Linear& w, int64_t m, int8_t* xq, float* sa, std::vector<float>& act,
+                                     std::vector<float>& rot) const {
+  const int64_t k = w.k;
+  const GatedSums& s = *sums;
+  ORK_CHECK(s.gate_sums >= 0 && s.gate_sums <= k && s.up_sums >= 0 && s.up_sums <= k, "input of ", quote(w.name()),
+            ": ", s.gate_sums, " and ", s.up_sums, " unscaled columns of ", k);
+  act.resize(size_t(3 * k));  // the gate row, the up row, their activation
+  float* g = act.data();
+  float* u = g + k;
+  float* a = u + k;
+  for (int64_t r = 0; r < m; ++r) {  // one row scaled, activated and quantized while in cache
+    scaled_row(s.gate + r * k, s.gate_sums, s.sb_gate, s.sa[r], k, g);
+    scaled_row(s.up + r * k, s.up_sums, s.sb_up, s.sa[r], k, u);
+    ops::glu(glu, g, u, k, a);
+    const int64_t bad = quant::quantize_activations_i8(a, 1, k, xq + r * k, sa + r, rot);
+    if (bad >= 0) model::fail_non_finite(a[bad], r * k + bad, k, "input of", w);
   }
 }
 
@@ -53,7 +100,7 @@ void ActivationSource::quantize_i4(const model::Linear& w, int64_t m, std::vecto
 }
 
 ActivationSource ActivationSource::unfold_norm(const model::Linear& w) const {
-  if (w.in_norm == nullptr || up != nullptr || xq != nullptr) return *this;
+  if (w.in_norm == nullptr || up != nullptr || xq != nullptr || sums != nullptr) return *this;
   ActivationSource s = *this;
   s.unfold = w.in_norm;
   return s;
@@ -61,6 +108,7 @@ ActivationSource ActivationSource::unfold_norm(const model::Linear& w) const {
 
 const float* ActivationSource::materialize(const model::Linear& w, int64_t m, std::vector<float>& all) const {
   ORK_CHECK(xq == nullptr, "input of ", quote(w.name()), ": rows quantized already have no f32 form");
+  ORK_CHECK(sums == nullptr, "input of ", quote(w.name()), ": unscaled int32 results have no f32 form here");
   if (unfold != nullptr) return quant::unfold_norm_rows(x, m, w.k, unfold, all);
   if (up == nullptr) return x;
   all.resize(size_t(m * w.k));

@@ -16,6 +16,21 @@
 
 namespace ork::runtime {
 
+// An FFN's gate and up results as a quantizing backend holds them before scaling (MatmulBackend::ffn's
+// fused form): rows of k values (row stride k) whose first *_sums columns hold the int32 sums of the
+// job as bit patterns in the float storage (read with memcpy), scaled on reading exactly as
+// quant::dequantize_i32 scales them — (float(sum) · sa[r]) · sb[j] — and whose other columns
+// [*_sums, k) hold f32 results already (the CPU side of a split call). sa: the job input's row
+// scales; sb_gate, sb_up: the weights' row scales (at least *_sums each).
+struct GatedSums {
+  const float* gate = nullptr;
+  const float* up = nullptr;
+  int64_t gate_sums = 0, up_sums = 0;
+  const float* sa = nullptr;
+  const float* sb_gate = nullptr;
+  const float* sb_up = nullptr;
+};
+
 struct ActivationSource {
   const float* x = nullptr;   // the rows (m × k), or the gate rows when up is set
   const float* up = nullptr;  // set: the input is glu(x, up)
@@ -25,19 +40,32 @@ struct ActivationSource {
   // set (rows only, by unfold_norm): each row is divided element-wise by quant::norm_fold_factor of
   // this [k] norm weight as it is quantized or materialized (quant/norm_fold.h)
   const float* unfold = nullptr;
+  // set: the input is glu(gate, up) of these unscaled results (GatedSums), x and up unset
+  const GatedSums* sums = nullptr;
 
   static ActivationSource rows(const float* x) { return {x, nullptr, ops::Glu::kSwiglu, nullptr, nullptr}; }
   static ActivationSource gated(ops::Glu glu, const float* gate, const float* up) { return {gate, up, glu}; }
   static ActivationSource quantized(const int8_t* xq, const float* sa) {
     return {nullptr, nullptr, ops::Glu::kSwiglu, xq, sa};
   }
+  // `sums` must outlive the source.
+  static ActivationSource gated_sums(ops::Glu glu, const GatedSums* sums) {
+    ActivationSource s;
+    s.glu = glu;
+    s.sums = sums;
+    return s;
+  }
 
   // xq (m × w.k int8), sa (m scales) = the input (unfolded, or its glu) rotated and quantized per row
   // (quant::quantize_activations_i8), one pass per row; act, rot: row scratch. A non-finite input value throws
   // model::fail_non_finite naming w ("input of"). A quantized source is copied (checked when it was
-  // quantized).
+  // quantized), unless xq and sa are its own storage (then left as they are). A GatedSums source gives
+  // the bits the gated source of its scaled rows gives.
   void quantize(const model::Linear& w, int64_t m, std::vector<int8_t>& xq, std::vector<float>& sa,
                 std::vector<float>& act, std::vector<float>& rot) const;
+  // quantize() of a GatedSums source into xq (m × w.k), sa (m).
+  void quantize_sums(const model::Linear& w, int64_t m, int8_t* xq, float* sa, std::vector<float>& act,
+                     std::vector<float>& rot) const;
   // The same for W4A4 (`--npu-wtype i4a4`, `--cpu-int4 w4a4`): xq holds int4 codes (−7..7) of the
   // rotated rows, quant::quantize_rows_i4 — a gated input is computed whole into act first.
   void quantize_i4(const model::Linear& w, int64_t m, std::vector<int8_t>& xq, std::vector<float>& sa,
@@ -48,7 +76,8 @@ struct ActivationSource {
   ActivationSource unfold_norm(const model::Linear& w) const;
   // The input as f32 rows (not checked finite): x itself, glu(x, up) or x with the norm divided out
   // written into `all` (m × k).
-  // A quantized source has no f32 rows: ork::Error.
+  // A quantized source has no f32 rows: ork::Error. Nor has a GatedSums source here (the paths that
+  // materialize, int4's, never fuse).
   const float* materialize(const model::Linear& w, int64_t m, std::vector<float>& all) const;
 };
 

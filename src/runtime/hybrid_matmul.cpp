@@ -79,7 +79,7 @@ void HybridMatmul::run_cpu(const model::Linear& w, const ActivationSource& in, i
 }
 
 void HybridMatmul::run_split(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
-                             std::span<float* const> ys, const Choice& c) {
+                             std::span<float* const> ys, const Choice& c, bool sums) {
   ORK_CHECK(in.up == nullptr || ws.size() == 1, "split call: a gated input feeds one weight, not ", ws.size());
   split_calls_++;
   // The simulator charges the NPU job (split_npu_ns); the board time beyond it is the CPU's share.
@@ -94,7 +94,13 @@ void HybridMatmul::run_split(std::span<const model::Linear* const> ws, const Act
     src.quantize(*ws[0], m, split_xq_, split_sa_, split_act_, split_rot_);
   }
   const ActivationSource q = ActivationSource::quantized(split_xq_.data(), split_sa_.data());
-  npu_thread_.start([&] { npu_->matmul_rows(ws, q, m, ys, c.npu_rows); });
+  npu_thread_.start([&] {
+    if (sums) {
+      npu_->matmul_sums(ws, q, m, ys, c.npu_rows);
+    } else {
+      npu_->matmul_rows(ws, q, m, ys, c.npu_rows);
+    }
+  });
   try {
     for (size_t i = 0; i < ws.size(); ++i) {
       if (skip_cpu_arithmetic_) {
@@ -112,47 +118,68 @@ void HybridMatmul::run_split(std::span<const model::Linear* const> ws, const Act
   npu_thread_.wait();
 }
 
+void HybridMatmul::run_group(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
+                             std::span<float* const> ys, const Choice& c) {
+  if (c.split) {
+    run_split(ws, in, m, ys, c);
+  } else if (c.cpu) {
+    for (size_t i = 0; i < ws.size(); ++i) run_cpu(*ws[i], in, m, ys[i]);
+  } else if (ws.size() == 1) {
+    npu_calls_++;
+    npu_->matmul(*ws[0], in, m, ys[0]);
+  } else {
+    npu_calls_++;
+    ORK_CHECK(in.up == nullptr && in.sums == nullptr && in.xq == nullptr && in.unfold == nullptr,
+              "a group call reads f32 rows");
+    npu_->matmul_group(ws, in.x, m, ys);
+  }
+}
+
 void HybridMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {
   const model::Linear* one[] = {&w};
   float* outs[] = {y};
-  const Choice& c = decide(one, m);
-  if (c.split) {
-    run_split(one, ActivationSource::rows(x), m, outs, c);
-  } else if (c.cpu) {
-    run_cpu(w, ActivationSource::rows(x), m, y);
-  } else {
-    npu_calls_++;
-    npu_->matmul(w, x, m, y);
-  }
+  run_group(one, ActivationSource::rows(x), m, outs, decide(one, m));
 }
 
 void HybridMatmul::matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
                                 std::span<float* const> ys) {
-  const Choice& c = decide(ws, m);
-  if (c.split) {
-    run_split(ws, ActivationSource::rows(x), m, ys, c);
-  } else if (c.cpu) {
-    for (size_t i = 0; i < ws.size(); ++i) run_cpu(*ws[i], ActivationSource::rows(x), m, ys[i]);
-  } else {
-    npu_calls_++;
-    npu_->matmul_group(ws, x, m, ys);
-  }
+  run_group(ws, ActivationSource::rows(x), m, ys, decide(ws, m));
 }
 
 void HybridMatmul::matmul_glu(const model::Linear& down, ops::Glu glu, const float* gate, const float* up,
                               int64_t m, float* act, float* y) {
+  (void)act;
   const model::Linear* one[] = {&down};
   float* outs[] = {y};
-  const ActivationSource in = ActivationSource::gated(glu, gate, up);
-  const Choice& c = decide(one, m);
-  if (c.split) {
-    run_split(one, in, m, outs, c);
-  } else if (c.cpu) {
-    run_cpu(down, in, m, y);
+  run_group(one, ActivationSource::gated(glu, gate, up), m, outs, decide(one, m));
+}
+
+void HybridMatmul::ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down, ops::Glu glu,
+                       const float* x, int64_t m, float* gate_out, float* up_out, float* act, float* y) {
+  const model::Linear* gu[] = {&gate, &up};
+  const model::Linear* one[] = {&down};
+  float* gu_out[] = {gate_out, up_out};
+  float* outs[] = {y};
+  const Choice& c = decide(gu, m);
+  if (c.cpu || !npu_->fuses_sums(gu)) {  // no unscaled results to carry over
+    run_group(gu, ActivationSource::rows(x), m, gu_out, c);
+    run_group(one, ActivationSource::gated(glu, gate_out, up_out), m, outs, decide(one, m));
+    return;
+  }
+  ORK_CHECK(gate.n == down.k && up.n == down.k, "ffn: gate and up give ", gate.n, " and ", up.n, " values, ",
+            down.name(), " reads ", down.k);
+  GatedSums sums{gate_out, up_out, gate.n, up.n, nullptr, npu_->weight_scales(gate), npu_->weight_scales(up)};
+  if (c.split) {  // the NPU's rows unscaled, the CPU's scaled: GatedSums' columns
+    run_split(gu, ActivationSource::rows(x), m, gu_out, c, true);
+    sums.gate_sums = c.npu_rows[0], sums.up_sums = c.npu_rows[1];
+    ffn_sa_.assign(split_sa_.begin(), split_sa_.begin() + m);
   } else {
     npu_calls_++;
-    npu_->matmul_glu(down, glu, gate, up, m, act, y);
+    npu_->matmul_sums(gu, ActivationSource::rows(x), m, gu_out, {});
+    ffn_sa_.assign(npu_->input_scales(), npu_->input_scales() + m);
   }
+  sums.sa = ffn_sa_.data();
+  run_group(one, ActivationSource::gated_sums(glu, &sums), m, outs, decide(one, m));
 }
 
 ScheduleStats HybridMatmul::stats() const {

@@ -65,6 +65,11 @@ class HybridMatmul final : public model::MatmulBackend {
   // act unused.
   void matmul_glu(const model::Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,
                   float* act, float* y) override;
+  // gate/up where the schedule puts them, their results unscaled on the NPU side (NpuMatmul::matmul_sums)
+  // and scaled inside down's quantizing pass, down where the schedule puts it; the default's two calls
+  // when gate/up run on the CPU alone or cannot fuse (NpuMatmul::fuses_sums). The same bits either way.
+  void ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down, ops::Glu glu,
+           const float* x, int64_t m, float* gate_out, float* up_out, float* act, float* y) override;
   void expect_experts(int64_t layer, std::span<const int32_t> experts, bool guess) override {
     npu_->expect_experts(layer, experts, guess);
   }
@@ -82,8 +87,12 @@ class HybridMatmul final : public model::MatmulBackend {
   // The decision for this call (made once per (weights, m) and remembered), its calls counted.
   const Choice& decide(std::span<const model::Linear* const> ws, int64_t m);
   void run_cpu(const model::Linear& w, const ActivationSource& in, int64_t m, float* y);
-  // in: f32 rows, or (one weight only) an FFN's glu.
+  // in: f32 rows, or (one weight only) an FFN's glu. sums: the NPU side's results left unscaled
+  // (NpuMatmul::matmul_sums; split_sa_ holds the input's row scales afterwards).
   void run_split(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
+                 std::span<float* const> ys, const Choice& c, bool sums = false);
+  // One call of weights sharing an input where choice c puts it.
+  void run_group(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
                  std::span<float* const> ys, const Choice& c);
 
   std::unique_ptr<NpuMatmul> npu_;
@@ -96,6 +105,7 @@ class HybridMatmul final : public model::MatmulBackend {
   AsyncCall npu_thread_;  // runs the NPU part of split calls
   std::vector<int8_t> split_xq_;  // a split call's input, quantized once for both sides
   std::vector<float> split_sa_, split_act_, split_rot_;
+  std::vector<float> ffn_sa_;  // ffn(): the row scales of gate/up's input, read by down's quantizing pass
   uint64_t npu_calls_ = 0, cpu_calls_ = 0, split_calls_ = 0;
   double cpu_modeled_ns_ = 0;
 };

@@ -122,7 +122,7 @@ bool NpuMatmul::runs_as_one_job(std::span<const model::Linear* const> ws) {
 }
 
 void NpuMatmul::run_resident_group(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
-                                   std::span<float* const> ys, std::span<const int64_t> rows) {
+                                   std::span<float* const> ys, std::span<const int64_t> rows, bool sums_only) {
   const int64_t k = ws[0]->k;
   std::vector<std::pair<weights::Cache*, int32_t>> src;
   std::vector<weights::Cache::Lease> leases;
@@ -145,6 +145,7 @@ void NpuMatmul::run_resident_group(std::span<const model::Linear* const> ws, con
   const bool i4 = packed[0]->dtype == npu::Dtype::kI4;
   const bool split = i4 && !int4_activations_;  // W4A8 by splitting: two int4 rows per token
   const int64_t rows_per_token = split ? 2 : 1;
+  ORK_CHECK(!sums_only || !i4, "unscaled results of ", quote(ws[0]->name()), ": int8 weights only");
   for (const model::Linear* w : ws) {
     ORK_CHECK(w->in_norm == ws[0]->in_norm, "one job of ", quote(ws[0]->name()), " and ", quote(w->name()),
               ": the weights read differently normalized inputs");
@@ -166,6 +167,11 @@ void NpuMatmul::run_resident_group(std::span<const model::Linear* const> ws, con
       const int64_t n = ws[i]->n, nr = packed[i]->n;
       const int32_t* sums = group_c_[i].data();
       if (split) sums = combine_halves(*ws[i], *src[i].first, src[i].second, sums, mc, 0, nr);
+      if (sums_only) {  // bit patterns into the float storage (GatedSums)
+        for (int64_t r = 0; r < mc; ++r)
+          std::memcpy(ys[i] + (r0 + r) * n, sums + r * nr, size_t(nr) * sizeof(int32_t));
+        continue;
+      }
       if (nr == n) {  // the one slice covers every row of the weight: results land in place
         quant::dequantize_i32(sums, mc, n, sa_.data() + r0, sb, ys[i] + r0 * n);
         continue;
@@ -226,6 +232,41 @@ void NpuMatmul::matmul_group(std::span<const model::Linear* const> ws, const flo
 
 void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float* y) {
   run(w, ActivationSource::rows(x), m, y);
+}
+
+void NpuMatmul::matmul(const model::Linear& w, const ActivationSource& in, int64_t m, float* y) { run(w, in, m, y); }
+
+bool NpuMatmul::fuses_sums(std::span<const model::Linear* const> ws) {
+  return !int4_activations_ && runs_as_one_job(ws) && source(*ws[0]).first->plan().wtype == npu::Dtype::kI8;
+}
+
+void NpuMatmul::matmul_sums(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
+                            std::span<float* const> ys, std::span<const int64_t> rows) {
+  ORK_CHECK(ws.size() == ys.size() && !ws.empty() && (rows.empty() || rows.size() == ws.size()), "matmul sums: ",
+            ws.size(), " weights, ", ys.size(), " outputs, ", rows.size(), " row counts");
+  ORK_CHECK(fuses_sums(ws), "matmul sums: ", quote(ws[0]->name()), " and its group are not resident int8 slices of one domain");
+  run_resident_group(ws, in, m, ys, rows, true);
+}
+
+const float* NpuMatmul::weight_scales(const model::Linear& w) {
+  const auto [cache, widx] = source(w);
+  return cache->scales(widx);
+}
+
+void NpuMatmul::ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down, ops::Glu glu,
+                    const float* x, int64_t m, float* gate_out, float* up_out, float* act, float* y) {
+  const model::Linear* gu[] = {&gate, &up};
+  if (!fuses_sums(gu)) {
+    MatmulBackend::ffn(gate, up, down, glu, x, m, gate_out, up_out, act, y);
+    return;
+  }
+  ORK_CHECK(gate.n == down.k && up.n == down.k, "ffn: gate and up give ", gate.n, " and ", up.n, " values, ",
+            quote(down.name()), " reads ", down.k);
+  float* outs[] = {gate_out, up_out};
+  run_resident_group(gu, ActivationSource::rows(x), m, outs, {}, true);
+  ffn_sa_.assign(sa_.begin(), sa_.begin() + m);  // sa_ is down's own next
+  const GatedSums sums{gate_out, up_out, gate.n, up.n, ffn_sa_.data(), weight_scales(gate), weight_scales(up)};
+  run(down, ActivationSource::gated_sums(glu, &sums), m, y);
 }
 
 void NpuMatmul::matmul_glu(const model::Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,

@@ -47,6 +47,23 @@ class NpuMatmul final : public model::MatmulBackend {
   // gate/up); otherwise one matmul after another. Bit-identical to separate matmul() calls.
   void matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
                     std::span<float* const> ys) override;
+  // FFN with gate and up as one job whose int32 results stay unscaled until down's quantizing pass
+  // (ActivationSource::gated_sums) when fuses_sums({gate, up}); otherwise the default's two calls.
+  void ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down, ops::Glu glu,
+           const float* x, int64_t m, float* gate_out, float* up_out, float* act, float* y) override;
+  // matmul() on any input source (ActivationSource: f32 rows, an FFN's glu, quantized rows, GatedSums).
+  void matmul(const model::Linear& w, const ActivationSource& in, int64_t m, float* y);
+  // Whether matmul_sums can run these weights: runs_as_one_job(ws), int8 weights and activations.
+  bool fuses_sums(std::span<const model::Linear* const> ws);
+  // matmul_rows (rows empty: matmul_group) with the results left unscaled: the int32 sums as bit patterns
+  // in ys's float storage (GatedSums' layout), input_scales() the input's row scales they go with.
+  // Requires fuses_sums(ws).
+  void matmul_sums(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
+                   std::span<float* const> ys, std::span<const int64_t> rows);
+  // The row scales of the last call's quantized input (m of them; valid until the next call).
+  const float* input_scales() const { return sa_.data(); }
+  // The row scales of w's device copy (w.n of them), which its int32 results are scaled by.
+  const float* weight_scales(const model::Linear& w);
   // Whether these weights run as one job (matmul_group's, or matmul_rows' over their first rows):
   // each one resident int8 slice, all in one domain, same K.
   bool runs_as_one_job(std::span<const model::Linear* const> ws);
@@ -94,8 +111,9 @@ class NpuMatmul final : public model::MatmulBackend {
   // Where weight `w` is read from: its cache (this backend's or a redirect's) and index there.
   std::pair<weights::Cache*, int32_t> source(const model::Linear& w);
   // One job per chunk over resident single-slice weights (runs_as_one_job); rows empty: every row.
+  // sums: the int32 results written unscaled (matmul_sums), int8 weights only.
   void run_resident_group(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
-                          std::span<float* const> ys, std::span<const int64_t> rows);
+                          std::span<float* const> ys, std::span<const int64_t> rows, bool sums = false);
   // matmul() of one weight on any input source: slice by slice, streamed or resident.
   void run(const model::Linear& w, const ActivationSource& in, int64_t m, float* y);
   // xq_, sa_ = the input (m × w.k) rotated and quantized per row, as the packed weights were
@@ -128,6 +146,7 @@ class NpuMatmul final : public model::MatmulBackend {
   bool int4_activations_ = false;
   std::vector<int8_t> xq_;
   std::vector<float> sa_, ytmp_, row_, act_;  // row_, act_: the input row being rotated, its activation
+  std::vector<float> ffn_sa_;  // ffn(): the row scales of gate/up's input, read by down's quantizing pass
   std::vector<int32_t> c_;
   std::vector<int8_t> halves_;          // int4: the split activation rows (2 per token)
   std::vector<int32_t> r_;              // int4: sums of the halves (2m × n)

@@ -58,6 +58,22 @@ TEST(HostCost, EachOpIsCountedUnderItsKindAndTheKindsSumToTheWhole) {
   EXPECT_STREQ(host_kind_name(HostKind::kNormResidual), "norm_residual");
 }
 
+TEST(HostCost, GateUpResultsScaledInsideDownsQuantizingPassSaveTheirScalePass) {
+  BoardProfile p;
+  p.cpu_read_gbps = 1, p.cpu_f32_gflops = 1e30, p.host_op_us = 1, p.cpu_call_us = 10;  // one byte per ns
+  HostShape unfused = small_shape(), fused = small_shape();
+  fused.glu_from_sums = true;
+  const HostPass pass = sequence_pass(0, 5, 1);
+  const HostCost a = cost_host_pass(p, unfused, pass), b = cost_host_pass(p, fused, pass);
+  // Per layer one op fewer (gate/up's scale: 5 rows × 2 × ff 128 int32 read and f32 written), the
+  // same flops (the scale's 2 per value now in the quantizing pass).
+  EXPECT_EQ(a.ops - b.ops, 3.0);
+  EXPECT_DOUBLE_EQ(a.bytes - b.bytes, 3 * 8 * 5 * 2 * 128.0);
+  EXPECT_DOUBLE_EQ(a.flops, b.flops);
+  EXPECT_NEAR(a.ns - b.ns, 3 * (1e3 + 8 * 5 * 2 * 128.0), 1e-6);
+  EXPECT_NEAR(a.ns_by_kind[int(HostKind::kScale)] - b.ns_by_kind[int(HostKind::kScale)], a.ns - b.ns, 1e-6);
+}
+
 TEST(HostCost, QkvBiasesAreAddedInTheRopePass) {
   BoardProfile p;
   p.cpu_read_gbps = 1e30, p.cpu_f32_gflops = 1, p.host_op_us = 0, p.cpu_call_us = 0;  // one flop per ns

@@ -2,10 +2,12 @@
 // two sides share) quantize to the same bits; a quantized source has no f32 form.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "core/error.h"
+#include "quant/requant.h"
 #include "runtime/activation_source.h"
 
 namespace ork::runtime {
@@ -35,6 +37,52 @@ TEST(ActivationSource, QuantizedRowsGiveTheBitsTheyWereQuantizedFrom) {
   }
 }
 
+// An FFN's gate/up results left unscaled (GatedSums: int32 bit patterns in the first columns, f32 in
+// the rest, as a split call leaves them) quantize to the bits of the results scaled by
+// quant::dequantize_i32 and then quantized as a gated source.
+TEST(ActivationSource, UnscaledSumsGiveTheBitsOfTheirScaledRows) {
+  const int64_t m = 3, k = 96;
+  model::Linear w;
+  w.k = k, w.n = 8;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int32_t> sum(-400000, 400000);
+  std::vector<int32_t> gi(size_t(m * k)), ui(size_t(m * k));
+  for (int32_t& v : gi) v = sum(rng);
+  for (int32_t& v : ui) v = sum(rng);
+  const std::vector<float> sa = {0.01f, 0.002f, 0.03f}, sbg = random_rows(k, 3), sbu = random_rows(k, 4);
+  std::vector<float> gate(size_t(m * k)), up(size_t(m * k));
+  quant::dequantize_i32(gi.data(), m, k, sa.data(), sbg.data(), gate.data());
+  quant::dequantize_i32(ui.data(), m, k, sa.data(), sbu.data(), up.data());
+  std::vector<int8_t> want_q;
+  std::vector<float> want_sa, act, rot;
+  ActivationSource::gated(ops::Glu::kSwiglu, gate.data(), up.data()).quantize(w, m, want_q, want_sa, act, rot);
+  for (const int64_t cut : {k, int64_t(64), int64_t(0)}) {  // columns [0, cut) unscaled, the rest f32
+    std::vector<float> gs = gate, us = up;
+    for (int64_t r = 0; r < m; ++r) {
+      std::memcpy(gs.data() + r * k, gi.data() + r * k, size_t(cut) * 4);
+      std::memcpy(us.data() + r * k, ui.data() + r * k, size_t(cut) * 4);
+    }
+    const GatedSums sums{gs.data(), us.data(), cut, cut, sa.data(), sbg.data(), sbu.data()};
+    std::vector<int8_t> xq;
+    std::vector<float> xs;
+    ActivationSource::gated_sums(ops::Glu::kSwiglu, &sums).quantize(w, m, xq, xs, act, rot);
+    EXPECT_EQ(xq, want_q) << cut << " unscaled columns";
+    EXPECT_EQ(xs, want_sa) << cut << " unscaled columns";
+  }
+}
+
+TEST(ActivationSource, RowsQuantizedInPlaceAreLeftAsTheyAre) {
+  model::Linear w;
+  w.k = 32, w.n = 4;
+  std::vector<int8_t> xq(64, 3);
+  std::vector<float> sa = {0.5f, 0.25f}, act, rot;
+  const int8_t* data = xq.data();
+  ActivationSource::quantized(xq.data(), sa.data()).quantize(w, 2, xq, sa, act, rot);
+  EXPECT_EQ(xq.data(), data);
+  EXPECT_EQ(xq, std::vector<int8_t>(64, 3));
+  EXPECT_EQ(sa, (std::vector<float>{0.5f, 0.25f}));
+}
+
 TEST(ActivationSource, AQuantizedSourceHasNoFloatRows) {
   model::Linear w;
   w.k = 32, w.n = 4;
@@ -45,6 +93,9 @@ TEST(ActivationSource, AQuantizedSourceHasNoFloatRows) {
   const std::vector<float> sa(1, 0.5f);
   std::vector<float> all;
   EXPECT_THROW(ActivationSource::quantized(xq.data(), sa.data()).materialize(w, 1, all), Error);
+  const std::vector<float> rows(32, 1.0f);
+  const GatedSums sums{rows.data(), rows.data(), 32, 32, sa.data(), rows.data(), rows.data()};
+  EXPECT_THROW(ActivationSource::gated_sums(ops::Glu::kSwiglu, &sums).materialize(w, 1, all), Error);
 }
 
 }  // namespace

@@ -59,13 +59,16 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
   // glu: the input is the SwiGLU of two f32 rows (an exp per element), computed in the same pass
   // (runtime/activation_source.h).
   // normed: the input follows a norm, whose weight int4 weights fold in (HostShape::norm_fold).
+  // glu from sums (HostShape::glu_from_sums): gate and up read as int32 (the same bytes as f32) and
+  // scaled in the pass.
   const auto quantize = [&](double rows, int64_t width, bool glu = false, bool normed = false) {
     if (!q8) return;
     const int64_t b = quant::int8_rotation_block(width);
     const double rotate = b > 1 ? std::log2(double(b)) + 1 : 0;
     const double elems = rows * double(width);
     const double unfold = normed && s.norm_fold ? 1 : 0;
-    t.op(HostKind::kQuantize, (glu ? 9 : 5) * elems, ((glu ? 10 : 0) + 4 + rotate + unfold) * elems, p.host_op_us);
+    const double glu_flops = glu ? (s.glu_from_sums ? 14 : 10) : 0;
+    t.op(HostKind::kQuantize, (glu ? 9 : 5) * elems, (glu_flops + 4 + rotate + unfold) * elems, p.host_op_us);
   };
   const auto scale = [&](double elems) {  // int32 → f32 × row scale × column scale
     if (q8) t.op(HostKind::kScale, 8 * elems, 2 * elems, p.host_op_us);
@@ -105,7 +108,7 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
     scale(m * E);                    // attn_output
     add_norm(true);                  // residual add + ffn_norm
     quantize(m, s.hidden, false, true);
-    scale(m * 2 * F);                // gate, up
+    if (!s.glu_from_sums) scale(m * 2 * F);  // gate, up (else in ffn_down's quantizing pass)
     if (q8) {
       quantize(m, s.ff, true);       // SwiGLU and ffn_down's input quantized in one pass
     } else {

@@ -7,7 +7,8 @@
 // An op is one pass over the rows: quantizing a matmul's input is one op that checks it finite,
 // rotates each row by its block-Hadamard transform and quantizes it (quant/quantize_activations.h);
 // each residual add is one op with the RMSNorm of the next linear's input (Forward::add_branch);
-// the SwiGLU is computed inside the quantizing pass of ffn_down's input (MatmulBackend::matmul_glu);
+// the SwiGLU is computed inside the quantizing pass of ffn_down's input (MatmulBackend::matmul_glu),
+// and with HostShape::glu_from_sums so is the scaling of gate/up's int32 results (MatmulBackend::ffn);
 // the Q/K/V biases, RoPE and the K/V store are one pass per row (Forward::attend).
 // (attention, which runs on the thread pool, at cpu_call_us instead of host_op_us). Architecture
 // extras (Gemma's post-norms and soft-capping, QK norms, MoE routing) and sliding windows are not
@@ -36,6 +37,10 @@ struct HostShape {
   // (Q/K/V, gate/up, the output) also divides the norm weight out of it (quant/norm_fold.h): one
   // more flop per element.
   bool norm_fold = false;
+  // The int8 FFN's gate/up results stay unscaled int32 until ffn_down's quantizing pass reads them
+  // (MatmulBackend::ffn, runtime/activation_source.h GatedSums): no scale pass of their own, 4 more
+  // flops per element in that pass (two scalings). ork's dense int8 device path (not int4, not MoE).
+  bool glu_from_sums = false;
 };
 
 // One pass over `rows` tokens of one or more sequences.
