@@ -108,8 +108,18 @@ ActivationSource ActivationSource::unfold_norm(const model::Linear& w) const {
 
 const float* ActivationSource::materialize(const model::Linear& w, int64_t m, std::vector<float>& all) const {
   ORK_CHECK(xq == nullptr, "input of ", quote(w.name()), ": rows quantized already have no f32 form");
-  ORK_CHECK(sums == nullptr, "input of ", quote(w.name()), ": unscaled int32 results have no f32 form here");
   if (unfold != nullptr) return quant::unfold_norm_rows(x, m, w.k, unfold, all);
+  if (sums != nullptr) {
+    const int64_t k = w.k;
+    all.resize(size_t(m * k));
+    std::vector<float> g(static_cast<size_t>(k)), u(static_cast<size_t>(k));
+    for (int64_t r = 0; r < m; ++r) {
+      scaled_row(sums->gate + r * k, sums->gate_sums, sums->sb_gate, sums->sa[r], k, g.data());
+      scaled_row(sums->up + r * k, sums->up_sums, sums->sb_up, sums->sa[r], k, u.data());
+      ops::glu(glu, g.data(), u.data(), k, all.data() + r * k);
+    }
+    return all.data();
+  }
   if (up == nullptr) return x;
   all.resize(size_t(m * w.k));
   ops::glu(glu, x, up, m * w.k, all.data());

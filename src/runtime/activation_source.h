@@ -76,8 +76,7 @@ struct ActivationSource {
   ActivationSource unfold_norm(const model::Linear& w) const;
   // The input as f32 rows (not checked finite): x itself, glu(x, up) or x with the norm divided out
   // written into `all` (m × k).
-  // A quantized source has no f32 rows: ork::Error. Nor has a GatedSums source here (the paths that
-  // materialize, int4's, never fuse).
+  // A quantized source has no f32 rows: ork::Error. A GatedSums source's rows are scaled, then activated.
   const float* materialize(const model::Linear& w, int64_t m, std::vector<float>& all) const;
 };
 

@@ -15,7 +15,7 @@ npu::sim::HostShape host_shape_of(const model::Config& c, model::KvType kv, bool
   s.int8_matmuls = true;
   s.qkv_bias = c.qkv_bias;
   s.norm_fold = norm_fold;
-  s.glu_from_sums = !norm_fold && !c.is_moe();  // MatmulBackend::ffn's fused form on the int8 device path
+  s.glu_from_sums = !c.is_moe();  // MatmulBackend::ffn's fused form (a MoE layer runs its experts' calls)
   return s;
 }
 

@@ -145,7 +145,6 @@ void NpuMatmul::run_resident_group(std::span<const model::Linear* const> ws, con
   const bool i4 = packed[0]->dtype == npu::Dtype::kI4;
   const bool split = i4 && !int4_activations_;  // W4A8 by splitting: two int4 rows per token
   const int64_t rows_per_token = split ? 2 : 1;
-  ORK_CHECK(!sums_only || !i4, "unscaled results of ", quote(ws[0]->name()), ": int8 weights only");
   for (const model::Linear* w : ws) {
     ORK_CHECK(w->in_norm == ws[0]->in_norm, "one job of ", quote(ws[0]->name()), " and ", quote(w->name()),
               ": the weights read differently normalized inputs");
@@ -236,9 +235,7 @@ void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float*
 
 void NpuMatmul::matmul(const model::Linear& w, const ActivationSource& in, int64_t m, float* y) { run(w, in, m, y); }
 
-bool NpuMatmul::fuses_sums(std::span<const model::Linear* const> ws) {
-  return !int4_activations_ && runs_as_one_job(ws) && source(*ws[0]).first->plan().wtype == npu::Dtype::kI8;
-}
+bool NpuMatmul::fuses_sums(std::span<const model::Linear* const> ws) { return runs_as_one_job(ws); }
 
 void NpuMatmul::matmul_sums(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
                             std::span<float* const> ys, std::span<const int64_t> rows) {

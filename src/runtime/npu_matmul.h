@@ -53,7 +53,8 @@ class NpuMatmul final : public model::MatmulBackend {
            const float* x, int64_t m, float* gate_out, float* up_out, float* act, float* y) override;
   // matmul() on any input source (ActivationSource: f32 rows, an FFN's glu, quantized rows, GatedSums).
   void matmul(const model::Linear& w, const ActivationSource& in, int64_t m, float* y);
-  // Whether matmul_sums can run these weights: runs_as_one_job(ws), int8 weights and activations.
+  // Whether matmul_sums can run these weights: runs_as_one_job(ws) (int8 or int4 weights: the int32
+  // sums are scaled alike, after combining the halves for W4A8).
   bool fuses_sums(std::span<const model::Linear* const> ws);
   // matmul_rows (rows empty: matmul_group) with the results left unscaled: the int32 sums as bit patterns
   // in ys's float storage (GatedSums' layout), input_scales() the input's row scales they go with.
@@ -111,7 +112,7 @@ class NpuMatmul final : public model::MatmulBackend {
   // Where weight `w` is read from: its cache (this backend's or a redirect's) and index there.
   std::pair<weights::Cache*, int32_t> source(const model::Linear& w);
   // One job per chunk over resident single-slice weights (runs_as_one_job); rows empty: every row.
-  // sums: the int32 results written unscaled (matmul_sums), int8 weights only.
+  // sums: the int32 results written unscaled (matmul_sums).
   void run_resident_group(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
                           std::span<float* const> ys, std::span<const int64_t> rows, bool sums = false);
   // matmul() of one weight on any input source: slice by slice, streamed or resident.

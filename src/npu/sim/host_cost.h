@@ -37,9 +37,9 @@ struct HostShape {
   // (Q/K/V, gate/up, the output) also divides the norm weight out of it (quant/norm_fold.h): one
   // more flop per element.
   bool norm_fold = false;
-  // The int8 FFN's gate/up results stay unscaled int32 until ffn_down's quantizing pass reads them
+  // The FFN's gate/up results stay unscaled int32 until ffn_down's quantizing pass reads them
   // (MatmulBackend::ffn, runtime/activation_source.h GatedSums): no scale pass of their own, 4 more
-  // flops per element in that pass (two scalings). ork's dense int8 device path (not int4, not MoE).
+  // flops per element in that pass (two scalings). ork's dense device path, int8 or int4 (not MoE).
   bool glu_from_sums = false;
 };
 
