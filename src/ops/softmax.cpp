@@ -1,23 +1,49 @@
 #include "ops/softmax.h"
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 #include "core/error.h"
+#include "ops/cpu_features.h"
+#include "ops/exp_fast.h"
 
 namespace ork::ops {
+namespace {
 
-void softmax(float* x, int64_t n) {
+using lanes::kLanes;
+using lanes::splat;
+using lanes::V8;
+typedef double D8 __attribute__((vector_size(64)));  // eight double lanes
+
+// e = exp_fast(v − mx), 0 where v is −inf; stored to out and added, widened, to the lane sums.
+[[gnu::always_inline]] inline void exp_lanes(V8 v, float mx, float* out, D8& sum) {
+  const V8 e = lanes::exp_fast(v - mx);
+  const V8 zero = splat(0.0f);
+  const V8 kept = v == splat(-std::numeric_limits<float>::infinity()) ? zero : e;
+  lanes::store(out, kept);
+  sum += __builtin_convertvector(kept, D8);
+}
+
+}  // namespace
+
+ORK_VECTOR_CLONES void softmax(float* x, int64_t n) {
   ORK_CHECK(n >= 1, "ops::softmax: n=", n, " must be >= 1");
   float mx = x[0];
   for (int64_t i = 1; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
-  double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float e = std::exp(x[i] - mx);
-    x[i] = e;
-    sum += double(e);
+  D8 sum = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) exp_lanes(lanes::load(x + i), mx, x + i, sum);
+  if (i < n) {  // the last partial group through the same code: −inf pads add 0 to their lanes
+    float pad[kLanes], out[kLanes];
+    for (int l = 0; l < kLanes; ++l) pad[l] = -std::numeric_limits<float>::infinity();
+    std::memcpy(pad, x + i, size_t(n - i) * sizeof(float));
+    exp_lanes(lanes::load(pad), mx, out, sum);
+    std::memcpy(x + i, out, size_t(n - i) * sizeof(float));
   }
-  const float inv = float(1.0 / sum);
-  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+  const double total = ((sum[0] + sum[4]) + (sum[2] + sum[6])) + ((sum[1] + sum[5]) + (sum[3] + sum[7]));
+  const float inv = float(1.0 / total);
+  for (int64_t j = 0; j < n; ++j) x[j] *= inv;
 }
 
 }  // namespace ork::ops
