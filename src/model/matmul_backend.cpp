@@ -1,5 +1,7 @@
 #include "model/matmul_backend.h"
 
+#include "core/error.h"
+#include "core/quote.h"
 #include "gguf/file.h"
 #include "model/non_finite.h"
 #include "ops/activation_fast.h"
@@ -17,6 +19,11 @@ void MatmulBackend::matmul_glu(const Linear& down, ops::Glu glu, const float* ga
   ops::glu(glu, gate, up, m * down.k, act);
   if (!checks_inputs_finite()) check_finite(act, m, down.k, "input of", down);
   matmul(down, act, m, y);
+}
+
+void check_ffn_shapes(const Linear& gate, const Linear& up, const Linear& down) {
+  ORK_CHECK(gate.n == down.k && up.n == down.k, "ffn: ", quote(gate.name()), " and ", quote(up.name()), " give ",
+            gate.n, " and ", up.n, " values, ", quote(down.name()), " reads ", down.k);
 }
 
 void MatmulBackend::ffn(const Linear& gate, const Linear& up, const Linear& down, ops::Glu glu, const float* x,

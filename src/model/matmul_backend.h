@@ -18,6 +18,9 @@
 
 namespace ork::model {
 
+// ork::Error unless gate and up each give down.k values (what an FFN's fused form relies on).
+void check_ffn_shapes(const Linear& gate, const Linear& up, const Linear& down);
+
 class MatmulBackend {
  public:
   virtual ~MatmulBackend() = default;

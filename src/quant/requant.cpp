@@ -63,10 +63,7 @@ void dequantize_i32(const int32_t* c, int64_t m, int64_t n, const float* sa, con
   check_shape(m, n, "dequantize_i32");
   for (int64_t r = 0; r < m; ++r) {
     const float a = sa[r];
-    for (int64_t j = 0; j < n; ++j) {
-      const float t = float(c[r * n + j]) * a;
-      y[r * n + j] = t * sb[j];
-    }
+    for (int64_t j = 0; j < n; ++j) y[r * n + j] = dequantize_i32_one(c[r * n + j], a, sb[j]);
   }
 }
 

@@ -41,5 +41,11 @@ void to_f16(const float* x, int64_t n, uint16_t* out);
 // c and y: m*n elements; sa: m floats; sb: n floats.
 void dequantize_i32(const int32_t* c, int64_t m, int64_t n, const float* sa, const float* sb,
                     float* y);
+// One element of dequantize_i32: every path that scales int32 sums (dequantize_i32, the FFN's fused
+// pass in runtime/activation_source.cpp) computes it with this, so they agree bit for bit.
+inline float dequantize_i32_one(int32_t c, float sa, float sb) {
+  const float t = float(c) * sa;
+  return t * sb;
+}
 
 }  // namespace ork::quant

@@ -9,6 +9,7 @@
 #include "quant/hadamard.h"
 #include "quant/norm_fold.h"
 #include "quant/quantize_activations.h"
+#include "quant/requant.h"
 #include "quant/requant_int4.h"
 
 namespace ork::runtime {
@@ -57,8 +58,7 @@ void scaled_row(const float* results, int64_t n_sums, const float* sb, float a, 
   for (int64_t j = 0; j < n_sums; ++j) {
     int32_t c;
     std::memcpy(&c, results + j, sizeof c);
-    const float t = float(c) * a;
-    out[j] = t * sb[j];
+    out[j] = quant::dequantize_i32_one(c, a, sb[j]);
   }
   std::copy(results + n_sums, results + k, out + n_sums);
 }

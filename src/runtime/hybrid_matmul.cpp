@@ -166,8 +166,7 @@ void HybridMatmul::ffn(const model::Linear& gate, const model::Linear& up, const
     run_group(one, ActivationSource::gated(glu, gate_out, up_out), m, outs, decide(one, m));
     return;
   }
-  ORK_CHECK(gate.n == down.k && up.n == down.k, "ffn: gate and up give ", gate.n, " and ", up.n, " values, ",
-            down.name(), " reads ", down.k);
+  model::check_ffn_shapes(gate, up, down);
   GatedSums sums{gate_out, up_out, gate.n, up.n, nullptr, npu_->weight_scales(gate), npu_->weight_scales(up)};
   if (c.split) {  // the NPU's rows unscaled, the CPU's scaled: GatedSums' columns
     run_split(gu, ActivationSource::rows(x), m, gu_out, c, true);

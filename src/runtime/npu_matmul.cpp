@@ -257,8 +257,7 @@ void NpuMatmul::ffn(const model::Linear& gate, const model::Linear& up, const mo
     MatmulBackend::ffn(gate, up, down, glu, x, m, gate_out, up_out, act, y);
     return;
   }
-  ORK_CHECK(gate.n == down.k && up.n == down.k, "ffn: gate and up give ", gate.n, " and ", up.n, " values, ",
-            quote(down.name()), " reads ", down.k);
+  model::check_ffn_shapes(gate, up, down);
   float* outs[] = {gate_out, up_out};
   run_resident_group(gu, ActivationSource::rows(x), m, outs, {}, true);
   ffn_sa_.assign(sa_.begin(), sa_.begin() + m);  // sa_ is down's own next
