@@ -6,6 +6,7 @@
 # averages before the run, "run": ork bench --json}), then per file a summary line: medians over all
 # repetitions, spreads (min, max, median absolute deviation), after ÷ before, the machine and kernel
 # ISA as ork bench names them. Not run by CI (minutes on 2 cores).
+# DEPTH (environment, default 0): every test after that many context tokens (ork bench -d).
 # usage: bench/compare_ork_builds.sh BEFORE_ORK AFTER_ORK THREADS ROUNDS REPS PROMPT GEN MODEL...
 set -euo pipefail
 if [ $# -lt 8 ]; then
@@ -28,7 +29,7 @@ for ((round = 0; round < rounds; ++round)); do
       bin="$before"
       [ "$build" = after ] && bin="$after"
       load="$(cut -d' ' -f1-3 /proc/loadavg)"
-      out="$("$bin" bench -m "$model" -t "$threads" -r "$reps" -p "$prompt" -n "$gen" --json)"
+      out="$("$bin" bench -m "$model" -t "$threads" -r "$reps" -p "$prompt" -n "$gen" -d "${DEPTH:-0}" --json)"
       line="{\"build\":\"$build\",\"file\":\"$model\",\"round\":$round,\"loadavg\":\"$load\",\"run\":$out}"
       echo "$line" | tee -a "$runs"
     done
