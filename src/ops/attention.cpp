@@ -14,16 +14,16 @@ namespace {
 
 // One (token, head): o[head_dim] = softmax(scale · K·q) · V over n_keys positions (row stride
 // kv_stride floats); s holds n_keys scores.
-ORK_VECTOR_CLONES void attend(const float* qh, const float* kg, const float* vg, int64_t n_keys,
+ORK_FMA_CLONES void attend(const float* qh, const float* kg, const float* vg, int64_t n_keys,
                               int64_t kv_stride, int64_t head_dim, float scale, float softcap, float* s,
                               float* o) {
-  for (int64_t j = 0; j < n_keys; ++j) s[j] = vec::dot(qh, kg + j * kv_stride, head_dim) * scale;
+  for (int64_t j = 0; j < n_keys; ++j) s[j] = vec::dot_fma(qh, kg + j * kv_stride, head_dim) * scale;
   if (softcap > 0.0f) {
     for (int64_t j = 0; j < n_keys; ++j) s[j] = softcap * std::tanh(s[j] / softcap);
   }
   softmax(s, n_keys);
   std::fill(o, o + head_dim, 0.0f);
-  for (int64_t j = 0; j < n_keys; ++j) vec::axpy(s[j], vg + j * kv_stride, o, head_dim);
+  for (int64_t j = 0; j < n_keys; ++j) vec::axpy_fma(s[j], vg + j * kv_stride, o, head_dim);
 }
 
 }  // namespace

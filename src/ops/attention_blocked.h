@@ -17,7 +17,7 @@ inline constexpr int64_t kAttentionTileTokens = 4;
 
 // attention(pool, q, ..., out, options) computed per (tile of kAttentionTileTokens consecutive query
 // tokens, KV head): for each key position j of the tile's range, K row j is loaded once and dotted
-// with every row that sees j (vec::dot, as attention() computes each score), and V row j is added
+// with every row that sees j (vec::dot_fma, as attention() computes each score), and V row j is added
 // into each of those rows' outputs (j ascending per output, as attention() does). Every output
 // therefore undergoes the same f32 operations in the same order as in attention(): the results are
 // identical for any thread count. The same layouts, requirements and errors as attention().

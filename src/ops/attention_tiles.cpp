@@ -27,7 +27,7 @@ struct Row {
 };
 
 // Keys [j0, j1) as f32 rows: key j at p + (j − j0) · stride.
-// The helpers below are always inlined into the ORK_VECTOR_CLONES functions at the end, so they are
+// The helpers below are always inlined into the ORK_FMA_CLONES functions at the end, so they are
 // compiled for the clone's instruction set (a call would run them as baseline code).
 struct Block {
   const float* p;
@@ -46,6 +46,12 @@ static_assert(vec::kLanes == 8, "V8 holds vec.h's lanes");
   return v;
 }
 [[gnu::always_inline]] inline void store8(float* p, const V8& v) { __builtin_memcpy(p, &v, sizeof v); }
+// a·b + c per lane with one rounding (vec::dot_fma's step): one vfmadd / fmla in the vector clones.
+[[gnu::always_inline]] inline V8 fma8(const V8& a, const V8& b, const V8& c) {
+  return V8{__builtin_fmaf(a[0], b[0], c[0]), __builtin_fmaf(a[1], b[1], c[1]), __builtin_fmaf(a[2], b[2], c[2]),
+            __builtin_fmaf(a[3], b[3], c[3]), __builtin_fmaf(a[4], b[4], c[4]), __builtin_fmaf(a[5], b[5], c[5]),
+            __builtin_fmaf(a[6], b[6], c[6]), __builtin_fmaf(a[7], b[7], c[7])};
+}
 
 // reduce_lanes of eight accumulators a0..a7 at once, the same tree per accumulator ((t0 + t4) +
 // (t2 + t6)) + ((t1 + t5) + (t3 + t7)); the sums come out in the lane order a0, a2, a4, a6, a1, a3,
@@ -68,7 +74,7 @@ static_assert(vec::kLanes == 8, "V8 holds vec.h's lanes");
          __builtin_shufflevector(u, w, 1, 3, 9, 11, 5, 7, 13, 15);
 }
 
-// Scores of R rows against K consecutive keys from j, each vec::dot(q, k_j) · scale: the same lanes
+// Scores of R rows against K consecutive keys from j, each vec::dot_fma(q, k_j) · scale: the same lanes
 // (element i into lane i % kLanes, ascending), the same tail and reduce_lanes tree; R × K chains.
 template <int R, int K>
 [[gnu::always_inline]] inline void score_grid(Row* rows, const Block& b, int64_t j, int64_t n, float scale) {
@@ -76,15 +82,19 @@ template <int R, int K>
   for (int r = 0; r < R; ++r) q[r] = rows[r].q;
   const float* k = b.key(j);
   const int64_t ks = b.stride;
-  V8 acc[R * K];  // row r, key j + c at r · K + c
+  V8 acc[R * K];  // row r, key j + c at r · K + c: unrolled, so every accumulator stays in a register
+#pragma GCC unroll 8
   for (int m = 0; m < R * K; ++m) acc[m] = V8{};
   int64_t i = 0;
   for (; i + vec::kLanes <= n; i += vec::kLanes) {
     V8 kv[K];
+#pragma GCC unroll 8
     for (int c = 0; c < K; ++c) kv[c] = load8(k + c * ks + i);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const V8 qv = load8(q[r] + i);
-      for (int c = 0; c < K; ++c) acc[r * K + c] += qv * kv[c];
+#pragma GCC unroll 8
+      for (int c = 0; c < K; ++c) acc[r * K + c] = fma8(qv, kv[c], acc[r * K + c]);
     }
   }
   if constexpr (R * K == 8) {
@@ -103,26 +113,28 @@ template <int R, int K>
     for (int c = 0; c < K; ++c) {
       float lanes[vec::kLanes];
       store8(lanes, acc[r * K + c]);
-      for (int l = 0; i + l < n; ++l) lanes[l] += q[r][i + l] * k[c * ks + i + l];
+      for (int l = 0; i + l < n; ++l) lanes[l] = __builtin_fmaf(q[r][i + l], k[c * ks + i + l], lanes[l]);
       rows[r].s[j + c - rows[r].first] = vec::reduce_lanes(lanes) * scale;
     }
   }
 }
 
-// o_r[d0 .. d0 + 16) += s_r[j] · v_j[d0 ..] for keys j = c0..c1 ascending (vec::axpy's y + a·x per
+// o_r[d0 .. d0 + 16) += s_r[j] · v_j[d0 ..] for keys j = c0..c1 ascending (vec::axpy_fma's fma(a, x, y) per
 // element), R rows held in registers.
 template <int R>
 [[gnu::always_inline]] inline void value_grid(Row* rows, const Block& b, int64_t c0, int64_t c1, int64_t d0) {
-  V8 acc[R][2];
+  V8 acc[R][2];  // unrolled, so every accumulator stays in a register
+#pragma GCC unroll 4
   for (int r = 0; r < R; ++r) acc[r][0] = load8(rows[r].o + d0), acc[r][1] = load8(rows[r].o + d0 + 8);
   for (int64_t j = c0; j <= c1; ++j) {
     const float* v = b.key(j) + d0;
     const V8 v0 = load8(v), v1 = load8(v + 8);
+#pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const float s = rows[r].s[j - rows[r].first];
       const V8 sv = {s, s, s, s, s, s, s, s};
-      acc[r][0] += sv * v0;
-      acc[r][1] += sv * v1;
+      acc[r][0] = fma8(sv, v0, acc[r][0]);
+      acc[r][1] = fma8(sv, v1, acc[r][1]);
     }
   }
   for (int r = 0; r < R; ++r) store8(rows[r].o + d0, acc[r][0]), store8(rows[r].o + d0 + 8, acc[r][1]);
@@ -133,7 +145,7 @@ template <int R>
 [[gnu::always_inline]] inline void value_lane(Row* rows, const Block& b, int64_t c0, int64_t c1, int64_t d) {
   for (int r = 0; r < R; ++r) {
     float o = rows[r].o[d];
-    for (int64_t j = c0; j <= c1; ++j) o += rows[r].s[j - rows[r].first] * b.key(j)[d];
+    for (int64_t j = c0; j <= c1; ++j) o = __builtin_fmaf(rows[r].s[j - rows[r].first], b.key(j)[d], o);
     rows[r].o[d] = o;
   }
 }
@@ -180,7 +192,7 @@ template <int R>
   for (int r = 0; r < R; ++r) {
     sp[r] = split(rows[r], b, c0, c1);
     for (int64_t j = sp[r].lead_lo; j <= sp[r].lead_hi; ++j)
-      vec::axpy(rows[r].s[j - rows[r].first], b.key(j), rows[r].o, n);
+      vec::axpy_fma(rows[r].s[j - rows[r].first], b.key(j), rows[r].o, n);
   }
   if (c0 <= c1) {
     int64_t d0 = 0;
@@ -189,18 +201,18 @@ template <int R>
   }
   for (int r = 0; r < R; ++r) {
     for (int64_t j = sp[r].tail_lo; j <= sp[r].tail_hi; ++j)
-      vec::axpy(rows[r].s[j - rows[r].first], b.key(j), rows[r].o, n);
+      vec::axpy_fma(rows[r].s[j - rows[r].first], b.key(j), rows[r].o, n);
   }
 }
 
-ORK_VECTOR_CLONES void block_scores(Row* rows, int64_t n_rows, const Block& b, int64_t head_dim, float scale) {
+ORK_FMA_CLONES void block_scores(Row* rows, int64_t n_rows, const Block& b, int64_t head_dim, float scale) {
   int64_t r = 0;
   for (; r + 4 <= n_rows; r += 4) scores_group<4>(rows + r, b, head_dim, scale);
   if (r + 2 <= n_rows) scores_group<2>(rows + r, b, head_dim, scale), r += 2;
   if (r < n_rows) scores_group<1>(rows + r, b, head_dim, scale);
 }
 
-ORK_VECTOR_CLONES void block_values(Row* rows, int64_t n_rows, const Block& b, int64_t head_dim) {
+ORK_FMA_CLONES void block_values(Row* rows, int64_t n_rows, const Block& b, int64_t head_dim) {
   int64_t r = 0;
   for (; r + 4 <= n_rows; r += 4) values_group<4>(rows + r, b, head_dim);
   if (r + 2 <= n_rows) values_group<2>(rows + r, b, head_dim), r += 2;

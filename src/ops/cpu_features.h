@@ -14,10 +14,15 @@
 // contraction: the build passes -ffp-contract=off), exact reductions such as max, or reductions
 // with a fixed lane layout (vec.h).
 // Not under ThreadSanitizer: its runtime is not ready when the loader runs ifunc resolvers.
+// ORK_FMA_CLONES: the same with an FMA clone (AVX + FMA) instead, for code whose multiply-adds are
+// std::fma (__builtin_fmaf): one rounding, so every ISA gives the same bits — as vfmadd in the FMA
+// clone and fmla on aarch64, and as the C library's fmaf (slow, exact) in the baseline clone.
 #if defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_THREAD__)
 #define ORK_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#define ORK_FMA_CLONES __attribute__((target_clones("fma", "default")))
 #else
 #define ORK_VECTOR_CLONES
+#define ORK_FMA_CLONES
 #endif
 
 namespace ork::ops {

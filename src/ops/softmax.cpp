@@ -29,10 +29,19 @@ typedef double D8 __attribute__((vector_size(64)));  // eight double lanes
 
 ORK_VECTOR_CLONES void softmax(float* x, int64_t n) {
   ORK_CHECK(n >= 1, "ops::softmax: n=", n, " must be >= 1");
-  float mx = x[0];
-  for (int64_t i = 1; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
-  D8 sum = {};
+  // The maximum, eight lanes at a time (exact in any order; NaN is skipped unless x[0] is one, as in
+  // the one-lane loop it replaces).
+  V8 m8 = splat(x[0]);
   int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const V8 v = lanes::load(x + i);
+    m8 = v > m8 ? v : m8;
+  }
+  float mx = x[0];
+  for (int l = 0; l < kLanes; ++l) mx = m8[l] > mx ? m8[l] : mx;
+  for (; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
+  D8 sum = {};
+  i = 0;
   for (; i + kLanes <= n; i += kLanes) exp_lanes(lanes::load(x + i), mx, x + i, sum);
   if (i < n) {  // the last partial group through the same code: −inf pads add 0 to their lanes
     float pad[kLanes], out[kLanes];

@@ -65,4 +65,19 @@ inline void axpy(float a, const float* __restrict x, float* __restrict y, int64_
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
+// The attention's arithmetic (attention.h): dot's lanes and tree with each product added by a fused
+// multiply-add (one rounding: the same bits on every ISA), and y[i] = fma(a, x[i], y[i]). Always
+// inlined, so they are compiled for the clone of their caller (cpu_features.h, ORK_FMA_CLONES).
+[[gnu::always_inline]] inline float dot_fma(const float* __restrict a, const float* __restrict b, int64_t n) {
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] = __builtin_fmaf(a[i + l], b[i + l], acc[l]);
+  for (int l = 0; i + l < n; ++l) acc[l] = __builtin_fmaf(a[i + l], b[i + l], acc[l]);
+  return reduce_lanes(acc);
+}
+[[gnu::always_inline]] inline void axpy_fma(float a, const float* __restrict x, float* __restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = __builtin_fmaf(a, x[i], y[i]);
+}
+
 }  // namespace ork::ops::vec
