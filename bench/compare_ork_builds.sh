@@ -40,7 +40,9 @@ import json, statistics, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 p, n = sys.argv[2], sys.argv[3]
 
-def spread(v):
+def spread(v):  # None for a test that did not run (PROMPT or GEN 0)
+    if not v:
+        return None
     m = statistics.median(v)
     return {"median": m, "min": min(v), "max": max(v), "mad": statistics.median(abs(x - m) for x in v), "n": len(v)}
 
@@ -52,8 +54,9 @@ for f in dict.fromkeys(l["file"] for l in lines):
         s["machine"], s["threads"] = rs[0]["machine"], rs[0]["threads"]
         s[f"{b}_pp{p}"] = spread([v for r in rs for v in r["pp_tok_per_s_runs"]])
         s[f"{b}_tg{n}"] = spread([v for r in rs for v in r["tg_tok_per_s_runs"]])
-    s[f"after_over_before_pp{p}"] = s[f"after_pp{p}"]["median"] / s[f"before_pp{p}"]["median"]
-    s[f"after_over_before_tg{n}"] = s[f"after_tg{n}"]["median"] / s[f"before_tg{n}"]["median"]
+    for t in (f"pp{p}", f"tg{n}"):
+        if s[f"after_{t}"] and s[f"before_{t}"]:
+            s[f"after_over_before_{t}"] = s[f"after_{t}"]["median"] / s[f"before_{t}"]["median"]
     load1 = [float(l["loadavg"].split()[0]) for l in lines if l["file"] == f]
     s["loadavg_1min_range"] = [min(load1), max(load1)]
     print(json.dumps(s))
