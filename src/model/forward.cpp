@@ -77,28 +77,28 @@ void Forward::add_bias_rows(const Linear& w, int64_t n, float* y) {
 }
 
 void Forward::linear_group(std::initializer_list<const Linear*> ws, const float* x, int64_t n,
-                           std::initializer_list<float*> ys, bool add_bias) {
+                           std::initializer_list<float*> ys) {
   ORK_CHECK(ws.size() == ys.size() && ws.size() > 0, "linear_group: ", ws.size(), " weights, ", ys.size(), " outputs");
   if (!backend_.checks_inputs_finite()) check_finite(x, n, (*ws.begin())->k, "input of", **ws.begin());
   backend_.matmul_group(std::span<const Linear* const>(ws.begin(), ws.size()), x, n,
                         std::span<float* const>(ys.begin(), ys.size()));
   auto y = ys.begin();
-  for (const Linear* w : ws) {
-    float* out = *y++;
-    if (w->bias == nullptr || !add_bias) continue;
-    for (int64_t i = 0; i < n; ++i) {
-      float* row = out + i * w->n;
-      for (int64_t j = 0; j < w->n; ++j) row[j] += w->bias[j];
-    }
-  }
+  for (const Linear* w : ws) add_bias_rows(*w, n, *y++);
 }
 
-void Forward::add_branch(const float* base, const float* branch, const float* post_norm, int64_t n,
+void Forward::add_branch(const float* base, const UnscaledRows& branch, const float* post_norm, int64_t n,
                          const float* next_norm) {
   const int64_t E = c_.n_embd;
+  ORK_CHECK(branch.n == E, "residual add: a branch of ", branch.n, " values per row, ", E, " wanted");
   pool_.parallel_for(n, 1, [&](int64_t i0, int64_t i1) {  // rows are independent
+    thread_local std::vector<float> scaled;  // one branch row scaled as it is read
     for (int64_t i = i0; i < i1; ++i) {
-      const float* b = branch + i * E;
+      const float* b = branch.y + i * E;
+      if (branch.n_sums > 0) {
+        if (scaled.size() < size_t(E)) scaled.resize(size_t(E));
+        branch.row(i, scaled.data());
+        b = scaled.data();
+      }
       if (post_norm != nullptr) {
         ops::rmsnorm(b, post_norm, E, c_.rms_eps, post_.data() + i * E);
         b = post_.data() + i * E;
@@ -111,7 +111,7 @@ void Forward::add_branch(const float* base, const float* branch, const float* po
   });
 }
 
-void Forward::attend(const Sequence& seq, int64_t il, int64_t row0) {
+void Forward::attend(const Sequence& seq, int64_t il, int64_t row0, const UnscaledRows (&qkv)[3]) {
   const LayerWeights& l = w_.layers[size_t(il)];
   const int64_t Q = c_.q_dim(), KV = c_.kv_dim(), D = c_.head_dim;
   KvCache& cache = *seq.cache;
@@ -137,6 +137,7 @@ void Forward::attend(const Sequence& seq, int64_t il, int64_t row0) {
       float* q = q_.data() + (row0 + i) * Q;
       float* k = k_.data() + (row0 + i) * KV;
       float* v = v_.data() + (row0 + i) * KV;
+      for (const UnscaledRows& r : qkv) r.scale_row(row0 + i);  // in place: the rows are rewritten below
       add_bias(q, l.wq.bias, Q);
       add_bias(k, l.wk.bias, KV);
       add_bias(v, l.wv.bias, KV);
@@ -204,31 +205,47 @@ void Forward::layer(std::span<const Sequence> seqs, int64_t il, const float* x_i
   // The next layer's input norm, fused into this layer's last residual add (none after the last).
   const float* next_norm = il + 1 < c_.n_layer ? w_.layers[size_t(il + 1)].attn_norm : nullptr;
 
-  linear_group({&l.wq, &l.wk, &l.wv}, h_.data(), n, {q_.data(), k_.data(), v_.data()}, false);  // biases: attend()
+  // Q/K/V's results possibly unscaled: scaled row by row in attend(), with the biases.
+  if (!backend_.checks_inputs_finite()) check_finite(h_.data(), n, l.wq.k, "input of", l.wq);
+  const Linear* qkv_w[] = {&l.wq, &l.wk, &l.wv};
+  float* qkv_y[] = {q_.data(), k_.data(), v_.data()};
+  UnscaledRows qkv[3];
+  backend_.matmul_group_unscaled(qkv_w, h_.data(), n, qkv_y, qkv);
   int64_t row0 = 0;
   for (const Sequence& seq : seqs) {
-    attend(seq, il, row0);
+    attend(seq, il, row0, qkv);
     row0 += seq.n;
   }
-  linear(l.wo, attn_.data(), n, h_.data());
+  UnscaledRows o = UnscaledRows::f32(h_.data(), l.wo.n);
+  if (l.wo.bias == nullptr) {  // scaled as the residual add reads it
+    if (!backend_.checks_inputs_finite()) check_finite(attn_.data(), n, l.wo.k, "input of", l.wo);
+    o = backend_.matmul_unscaled(l.wo, attn_.data(), n, h_.data());
+  } else {
+    linear(l.wo, attn_.data(), n, h_.data());
+  }
   // x_in is x_ itself, or (layer 0 of eval_embd) the caller's embeddings: same sums either way.
-  add_branch(x_in, h_.data(), l.post_attn_norm, n, l.ffn_norm);
+  add_branch(x_in, o, l.post_attn_norm, n, l.ffn_norm);
 
   if (moe_) {
-    add_branch(x_.data(), moe_->run(il, l, h_.data(), n), l.post_ffn_norm, n, next_norm);
+    add_branch(x_.data(), UnscaledRows::f32(moe_->run(il, l, h_.data(), n), c_.n_embd), l.post_ffn_norm, n,
+               next_norm);
     return;
   }
   const ops::Glu glu = c_.geglu ? ops::Glu::kGeglu : ops::Glu::kSwiglu;
+  UnscaledRows d = UnscaledRows::f32(h_.data(), l.down.n);
   if (l.gate.bias == nullptr && l.up.bias == nullptr) {  // the backend may fuse gate/up's results into down's input
     if (!backend_.checks_inputs_finite()) check_finite(h_.data(), n, l.gate.k, "input of", l.gate);
-    backend_.ffn(l.gate, l.up, l.down, glu, h_.data(), n, gate_.data(), up_.data(), act_.data(), h_.data());
+    d = backend_.ffn(l.gate, l.up, l.down, glu, h_.data(), n, gate_.data(), up_.data(), act_.data(), h_.data());
   } else {
     linear_group({&l.gate, &l.up}, h_.data(), n, {gate_.data(), up_.data()});
     // The activation and ffn_down: a quantizing backend fuses the activation into quantizing down's input.
     backend_.matmul_glu(l.down, glu, gate_.data(), up_.data(), n, act_.data(), h_.data());
   }
-  add_bias_rows(l.down, n, h_.data());
-  add_branch(x_.data(), h_.data(), l.post_ffn_norm, n, next_norm);
+  if (l.down.bias != nullptr) {
+    d.scale_rows(n);
+    add_bias_rows(l.down, n, h_.data());
+  }
+  add_branch(x_.data(), d, l.post_ffn_norm, n, next_norm);
 }
 
 void Forward::check_positions(const KvCache& cache, int64_t n, int64_t pos0) const {

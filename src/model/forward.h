@@ -102,23 +102,24 @@ class Forward {
   void linear(const Linear& w, const float* x, int64_t n, float* y);
   // y[i] += w.bias for the n rows of y (n × w.n), when w has a bias.
   void add_bias_rows(const Linear& w, int64_t n, float* y);
-  // linear() for weights sharing the input x (equal k), handed to the backend as one group; with
-  // add_bias false the caller adds the biases (attend(), row by row with RoPE).
+  // linear() for weights sharing the input x (equal k), handed to the backend as one group.
   void linear_group(std::initializer_list<const Linear*> ws, const float* x, int64_t n,
-                    std::initializer_list<float*> ys, bool add_bias = true);
+                    std::initializer_list<float*> ys);
   // Expects h_ = RMSNorm(x_in) ⊙ attn_norm (run() for layer 0, the previous layer's last residual
   // add for the others); leaves x_ = the layer's output and, when il is not the last layer, h_ =
   // the next layer's attn_norm of it.
   void layer(std::span<const Sequence> seqs, int64_t il, const float* x_in, int64_t n);
-  // Layer il's per-sequence part for seq's rows [row0, row0 + seq.n) of q_/k_/v_ (without their
-  // biases): per row in one pass the Q/K/V biases, q/k norms and RoPE at the sequence's positions and
-  // the row's K/V into its cache; then attention over that cache into attn_.
-  void attend(const Sequence& seq, int64_t il, int64_t row0);
-  // x_[i] = base[i] + branch[i] for the n rows, through RMSNorm ⊙ post_norm first when it is set;
-  // with next_norm, h_[i] = RMSNorm(x_[i]) ⊙ next_norm right after each row is summed (one pass over
-  // the rows: the next linear's input is normed while its row is in cache). branch may be h_ (each
-  // row is read before it is overwritten), never x_.
-  void add_branch(const float* base, const float* branch, const float* post_norm, int64_t n,
+  // Layer il's per-sequence part for seq's rows [row0, row0 + seq.n) of q_/k_/v_ (as the backend
+  // left them, qkv: possibly unscaled; without their biases): per row in one pass the scaling, the
+  // Q/K/V biases, q/k norms and RoPE at the sequence's positions and the row's K/V into its cache;
+  // then attention over that cache into attn_.
+  void attend(const Sequence& seq, int64_t il, int64_t row0, const UnscaledRows (&qkv)[3]);
+  // x_[i] = base[i] + branch row i (scaled as it is read: UnscaledRows, n_embd wide) for the n rows,
+  // through RMSNorm ⊙ post_norm first when it is set; with next_norm, h_[i] = RMSNorm(x_[i]) ⊙
+  // next_norm right after each row is summed (one pass over the rows: the next linear's input is
+  // normed while its row is in cache). branch may be over h_ (each row is read before it is
+  // overwritten), never x_.
+  void add_branch(const float* base, const UnscaledRows& branch, const float* post_norm, int64_t n,
                   const float* next_norm = nullptr);
 
   const Config& c_;

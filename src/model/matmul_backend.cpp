@@ -26,12 +26,25 @@ void check_ffn_shapes(const Linear& gate, const Linear& up, const Linear& down) 
             gate.n, " and ", up.n, " values, ", quote(down.name()), " reads ", down.k);
 }
 
-void MatmulBackend::ffn(const Linear& gate, const Linear& up, const Linear& down, ops::Glu glu, const float* x,
-                        int64_t m, float* gate_out, float* up_out, float* act, float* y) {
+void MatmulBackend::matmul_group_unscaled(std::span<const Linear* const> ws, const float* x, int64_t m,
+                                          std::span<float* const> ys, std::span<UnscaledRows> out) {
+  ORK_CHECK(out.size() == ws.size(), "matmul group: ", ws.size(), " weights, ", out.size(), " results");
+  matmul_group(ws, x, m, ys);
+  for (size_t i = 0; i < ws.size(); ++i) out[i] = UnscaledRows::f32(ys[i], ws[i]->n);
+}
+
+UnscaledRows MatmulBackend::matmul_unscaled(const Linear& w, const float* x, int64_t m, float* y) {
+  matmul(w, x, m, y);
+  return UnscaledRows::f32(y, w.n);
+}
+
+UnscaledRows MatmulBackend::ffn(const Linear& gate, const Linear& up, const Linear& down, ops::Glu glu,
+                                const float* x, int64_t m, float* gate_out, float* up_out, float* act, float* y) {
   const Linear* ws[] = {&gate, &up};
   float* ys[] = {gate_out, up_out};
   matmul_group(ws, x, m, ys);
   matmul_glu(down, glu, gate_out, up_out, m, act, y);
+  return UnscaledRows::f32(y, down.n);
 }
 
 CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weights,

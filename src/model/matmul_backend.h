@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "model/unscaled_rows.h"
 #include "model/weights.h"
 #include "ops/activation.h"
 #include "ops/matmul.h"
@@ -36,13 +37,21 @@ class MatmulBackend {
   // fuses the activation into quantizing down's input, row by row, and leaves `act` unwritten.
   virtual void matmul_glu(const Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,
                           float* act, float* y);
+  // matmul_group whose results a quantizing backend may leave unscaled for their reader: out[i]
+  // describes ys[i] (model/unscaled_rows.h; its scales valid until this backend's next call). By
+  // default matmul_group, every out[i] f32.
+  virtual void matmul_group_unscaled(std::span<const Linear* const> ws, const float* x, int64_t m,
+                                     std::span<float* const> ys, std::span<UnscaledRows> out);
+  // The same for one weight.
+  virtual UnscaledRows matmul_unscaled(const Linear& w, const float* x, int64_t m, float* y);
   // A dense FFN whose gate and up have no bias: y[m × down.n] = glu(x · gateᵀ, x · upᵀ) · downᵀ (down's
-  // bias not added). gate_out, up_out (m × gate.n = m × down.k each) and act (m × down.k) are scratch
-  // whose contents afterwards are unspecified: a fusing backend keeps the unscaled int32 results in
-  // gate_out/up_out and scales them inside down's quantizing pass (runtime/activation_source.h,
-  // GatedSums), the same bits as unfused. y may be x. By default matmul_group(gate, up), then matmul_glu.
-  virtual void ffn(const Linear& gate, const Linear& up, const Linear& down, ops::Glu glu, const float* x, int64_t m,
-                   float* gate_out, float* up_out, float* act, float* y);
+  // bias not added), returned as UnscaledRows over y (as matmul_unscaled). gate_out, up_out (m × gate.n
+  // = m × down.k each) and act (m × down.k) are scratch whose contents afterwards are unspecified: a
+  // fusing backend keeps the unscaled int32 results in gate_out/up_out and scales them inside down's
+  // quantizing pass (runtime/activation_source.h, GatedSums), the same bits as unfused. y may be x.
+  // By default matmul_group(gate, up), then matmul_glu: f32 rows.
+  virtual UnscaledRows ffn(const Linear& gate, const Linear& up, const Linear& down, ops::Glu glu, const float* x,
+                           int64_t m, float* gate_out, float* up_out, float* act, float* y);
   // The forward pass names the routed experts of MoE layer `layer` in the order it will run them:
   // after the layer's router ran (`guess` false), or a guess for a layer whose router has not run
   // yet (`guess` true: model::ExpertPredictor); empty: none known yet. A backend that streams weights

@@ -1,15 +1,11 @@
 #include "runtime/activation_source.h"
 
-#include <algorithm>
-#include <cstring>
-
 #include "core/error.h"
 #include "core/quote.h"
 #include "model/non_finite.h"
 #include "quant/hadamard.h"
 #include "quant/norm_fold.h"
 #include "quant/quantize_activations.h"
-#include "quant/requant.h"
 #include "quant/requant_int4.h"
 
 namespace ork::runtime {
@@ -50,34 +46,21 @@ void ActivationSource::quantize(const model::Linear& w, int64_t m, std::vector<i
   }
 }
 
-namespace {
-
-// Columns [0, n_sums) of an int32 row scaled as quant::dequantize_i32 does, the rest copied: row r of
-// `results` (stride k) into out.
-void scaled_row(const float* results, int64_t n_sums, const float* sb, float a, int64_t k, float* out) {
-  for (int64_t j = 0; j < n_sums; ++j) {
-    int32_t c;
-    std::memcpy(&c, results + j, sizeof c);
-    out[j] = quant::dequantize_i32_one(c, a, sb[j]);
-  }
-  std::copy(results + n_sums, results + k, out + n_sums);
-}
-
-}  // namespace
-
 void ActivationSource::quantize_sums(const model::Linear& w, int64_t m, int8_t* xq, float* sa, std::vector<float>& act,
                                      std::vector<float>& rot) const {
   const int64_t k = w.k;
   const GatedSums& s = *sums;
-  ORK_CHECK(s.gate_sums >= 0 && s.gate_sums <= k && s.up_sums >= 0 && s.up_sums <= k, "input of ", quote(w.name()),
-            ": ", s.gate_sums, " and ", s.up_sums, " unscaled columns of ", k);
+  ORK_CHECK(s.gate.n == k && s.up.n == k && s.gate.n_sums >= 0 && s.gate.n_sums <= k && s.up.n_sums >= 0 &&
+                s.up.n_sums <= k,
+            "input of ", quote(w.name()), ": gate/up rows of ", s.gate.n, " and ", s.up.n, " values (",
+            s.gate.n_sums, " and ", s.up.n_sums, " unscaled), ", k, " wanted");
   act.resize(size_t(3 * k));  // the gate row, the up row, their activation
   float* g = act.data();
   float* u = g + k;
   float* a = u + k;
   for (int64_t r = 0; r < m; ++r) {  // one row scaled, activated and quantized while in cache
-    scaled_row(s.gate + r * k, s.gate_sums, s.sb_gate, s.sa[r], k, g);
-    scaled_row(s.up + r * k, s.up_sums, s.sb_up, s.sa[r], k, u);
+    s.gate.row(r, g);
+    s.up.row(r, u);
     ops::glu(glu, g, u, k, a);
     const int64_t bad = quant::quantize_activations_i8(a, 1, k, xq + r * k, sa + r, rot);
     if (bad >= 0) model::fail_non_finite(a[bad], r * k + bad, k, "input of", w);
@@ -114,8 +97,8 @@ const float* ActivationSource::materialize(const model::Linear& w, int64_t m, st
     all.resize(size_t(m * k));
     std::vector<float> g(static_cast<size_t>(k)), u(static_cast<size_t>(k));
     for (int64_t r = 0; r < m; ++r) {
-      scaled_row(sums->gate + r * k, sums->gate_sums, sums->sb_gate, sums->sa[r], k, g.data());
-      scaled_row(sums->up + r * k, sums->up_sums, sums->sb_up, sums->sa[r], k, u.data());
+      sums->gate.row(r, g.data());
+      sums->up.row(r, u.data());
       ops::glu(glu, g.data(), u.data(), k, all.data() + r * k);
     }
     return all.data();

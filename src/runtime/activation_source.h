@@ -11,24 +11,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/unscaled_rows.h"
 #include "model/weights.h"
 #include "ops/activation.h"
 
 namespace ork::runtime {
 
-// An FFN's gate and up results as a quantizing backend holds them before scaling (MatmulBackend::ffn's
-// fused form): rows of k values (row stride k) whose first *_sums columns hold the int32 sums of the
-// job as bit patterns in the float storage (read with memcpy), scaled on reading exactly as
-// quant::dequantize_i32 scales them — (float(sum) · sa[r]) · sb[j] — and whose other columns
-// [*_sums, k) hold f32 results already (the CPU side of a split call). sa: the job input's row
-// scales; sb_gate, sb_up: the weights' row scales (at least *_sums each).
+// An FFN's gate and up results as a quantizing backend leaves them (MatmulBackend::ffn's fused form):
+// rows of k values each, possibly unscaled (model::UnscaledRows), scaled as they are read.
 struct GatedSums {
-  const float* gate = nullptr;
-  const float* up = nullptr;
-  int64_t gate_sums = 0, up_sums = 0;
-  const float* sa = nullptr;
-  const float* sb_gate = nullptr;
-  const float* sb_up = nullptr;
+  model::UnscaledRows gate, up;
 };
 
 struct ActivationSource {

@@ -16,6 +16,7 @@ npu::sim::HostShape host_shape_of(const model::Config& c, model::KvType kv, bool
   s.qkv_bias = c.qkv_bias;
   s.norm_fold = norm_fold;
   s.glu_from_sums = !c.is_moe();  // MatmulBackend::ffn's fused form (a MoE layer runs its experts' calls)
+  s.scale_in_readers = !c.is_moe();  // Forward's readers of unscaled results (a MoE FFN's are scaled)
   return s;
 }
 

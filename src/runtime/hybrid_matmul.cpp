@@ -154,31 +154,63 @@ void HybridMatmul::matmul_glu(const model::Linear& down, ops::Glu glu, const flo
   run_group(one, ActivationSource::gated(glu, gate, up), m, outs, decide(one, m));
 }
 
-void HybridMatmul::ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down, ops::Glu glu,
-                       const float* x, int64_t m, float* gate_out, float* up_out, float* act, float* y) {
+void HybridMatmul::run_group_unscaled(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
+                                      std::span<float* const> ys, const Choice& c,
+                                      std::span<model::UnscaledRows> out) {
+  if (c.cpu || !npu_->fuses_sums(ws)) {  // f32 results
+    run_group(ws, in, m, ys, c);
+    for (size_t i = 0; i < ws.size(); ++i) out[i] = model::UnscaledRows::f32(ys[i], ws[i]->n);
+    return;
+  }
+  if (c.split) {  // the NPU's columns unscaled, the CPU's f32
+    run_split(ws, in, m, ys, c, true);
+    for (size_t i = 0; i < ws.size(); ++i)
+      out[i] = {ys[i], ws[i]->n, c.npu_rows[i], split_sa_.data(), npu_->weight_scales(*ws[i])};
+    return;
+  }
+  npu_calls_++;
+  npu_->matmul_sums(ws, in, m, ys, {});
+  npu_->describe_sums(ws, ys, {}, out);
+}
+
+void HybridMatmul::matmul_group_unscaled(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+                                         std::span<float* const> ys, std::span<model::UnscaledRows> out) {
+  ORK_CHECK(out.size() == ws.size() && ys.size() == ws.size(), "matmul group: ", ws.size(), " weights, ", ys.size(),
+            " outputs, ", out.size(), " results");
+  run_group_unscaled(ws, ActivationSource::rows(x), m, ys, decide(ws, m), out);
+}
+
+model::UnscaledRows HybridMatmul::matmul_unscaled(const model::Linear& w, const float* x, int64_t m, float* y) {
+  const model::Linear* one[] = {&w};
+  float* ys[] = {y};
+  model::UnscaledRows out[1];
+  run_group_unscaled(one, ActivationSource::rows(x), m, ys, decide(one, m), out);
+  return out[0];
+}
+
+model::UnscaledRows HybridMatmul::ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down,
+                                      ops::Glu glu, const float* x, int64_t m, float* gate_out, float* up_out,
+                                      float* act, float* y) {
+  (void)act;
   const model::Linear* gu[] = {&gate, &up};
   const model::Linear* one[] = {&down};
   float* gu_out[] = {gate_out, up_out};
   float* outs[] = {y};
+  model::UnscaledRows out[1];
   const Choice& c = decide(gu, m);
-  if (c.cpu || !npu_->fuses_sums(gu)) {  // no unscaled results to carry over
+  if (c.cpu || !npu_->fuses_sums(gu)) {  // no unscaled gate/up results to carry over
     run_group(gu, ActivationSource::rows(x), m, gu_out, c);
-    run_group(one, ActivationSource::gated(glu, gate_out, up_out), m, outs, decide(one, m));
-    return;
+    run_group_unscaled(one, ActivationSource::gated(glu, gate_out, up_out), m, outs, decide(one, m), out);
+    return out[0];
   }
   model::check_ffn_shapes(gate, up, down);
-  GatedSums sums{gate_out, up_out, gate.n, up.n, nullptr, npu_->weight_scales(gate), npu_->weight_scales(up)};
-  if (c.split) {  // the NPU's rows unscaled, the CPU's scaled: GatedSums' columns
-    run_split(gu, ActivationSource::rows(x), m, gu_out, c, true);
-    sums.gate_sums = c.npu_rows[0], sums.up_sums = c.npu_rows[1];
-    ffn_sa_.assign(split_sa_.begin(), split_sa_.begin() + m);
-  } else {
-    npu_calls_++;
-    npu_->matmul_sums(gu, ActivationSource::rows(x), m, gu_out, {});
-    ffn_sa_.assign(npu_->input_scales(), npu_->input_scales() + m);
-  }
-  sums.sa = ffn_sa_.data();
-  run_group(one, ActivationSource::gated_sums(glu, &sums), m, outs, decide(one, m));
+  model::UnscaledRows both[2];
+  run_group_unscaled(gu, ActivationSource::rows(x), m, gu_out, c, both);
+  ffn_sa_.assign(both[0].sa, both[0].sa + m);  // the next call's input scales replace these
+  GatedSums sums{both[0], both[1]};
+  sums.gate.sa = sums.up.sa = ffn_sa_.data();
+  run_group_unscaled(one, ActivationSource::gated_sums(glu, &sums), m, outs, decide(one, m), out);
+  return out[0];
 }
 
 ScheduleStats HybridMatmul::stats() const {

@@ -66,10 +66,16 @@ class HybridMatmul final : public model::MatmulBackend {
   void matmul_glu(const model::Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,
                   float* act, float* y) override;
   // gate/up where the schedule puts them, their results unscaled on the NPU side (NpuMatmul::matmul_sums)
-  // and scaled inside down's quantizing pass, down where the schedule puts it; the default's two calls
-  // when gate/up run on the CPU alone or cannot fuse (NpuMatmul::fuses_sums). The same bits either way.
-  void ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down, ops::Glu glu,
-           const float* x, int64_t m, float* gate_out, float* up_out, float* act, float* y) override;
+  // and scaled inside down's quantizing pass, down where the schedule puts it (its NPU side's results
+  // unscaled too); the default's two calls when gate/up run on the CPU alone or cannot fuse
+  // (NpuMatmul::fuses_sums). The same bits either way.
+  model::UnscaledRows ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down,
+                          ops::Glu glu, const float* x, int64_t m, float* gate_out, float* up_out, float* act,
+                          float* y) override;
+  // Where the schedule puts them, the NPU side's results unscaled (its columns of a split call).
+  void matmul_group_unscaled(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+                             std::span<float* const> ys, std::span<model::UnscaledRows> out) override;
+  model::UnscaledRows matmul_unscaled(const model::Linear& w, const float* x, int64_t m, float* y) override;
   void expect_experts(int64_t layer, std::span<const int32_t> experts, bool guess) override {
     npu_->expect_experts(layer, experts, guess);
   }
@@ -94,6 +100,10 @@ class HybridMatmul final : public model::MatmulBackend {
   // One call of weights sharing an input where choice c puts it.
   void run_group(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
                  std::span<float* const> ys, const Choice& c);
+  // run_group with the NPU side's results left unscaled where it can (NpuMatmul::fuses_sums), out[i]
+  // describing ys[i].
+  void run_group_unscaled(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
+                          std::span<float* const> ys, const Choice& c, std::span<model::UnscaledRows> out);
 
   std::unique_ptr<NpuMatmul> npu_;
   CpuInt8Matmul cpu_;

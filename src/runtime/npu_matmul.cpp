@@ -250,19 +250,57 @@ const float* NpuMatmul::weight_scales(const model::Linear& w) {
   return cache->scales(widx);
 }
 
-void NpuMatmul::ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down, ops::Glu glu,
-                    const float* x, int64_t m, float* gate_out, float* up_out, float* act, float* y) {
-  const model::Linear* gu[] = {&gate, &up};
-  if (!fuses_sums(gu)) {
-    MatmulBackend::ffn(gate, up, down, glu, x, m, gate_out, up_out, act, y);
+void NpuMatmul::describe_sums(std::span<const model::Linear* const> ws, std::span<float* const> ys,
+                              std::span<const int64_t> rows, std::span<model::UnscaledRows> out) {
+  for (size_t i = 0; i < ws.size(); ++i)
+    out[i] = {ys[i], ws[i]->n, rows.empty() ? ws[i]->n : rows[i], sa_.data(), weight_scales(*ws[i])};
+}
+
+void NpuMatmul::matmul_group_unscaled(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+                                      std::span<float* const> ys, std::span<model::UnscaledRows> out) {
+  if (!fuses_sums(ws)) {
+    MatmulBackend::matmul_group_unscaled(ws, x, m, ys, out);
     return;
   }
+  ORK_CHECK(out.size() == ws.size() && ys.size() == ws.size(), "matmul group: ", ws.size(), " weights, ", ys.size(),
+            " outputs, ", out.size(), " results");
+  run_resident_group(ws, ActivationSource::rows(x), m, ys, {}, true);
+  describe_sums(ws, ys, {}, out);
+}
+
+model::UnscaledRows NpuMatmul::matmul_unscaled(const model::Linear& w, const float* x, int64_t m, float* y) {
+  const model::Linear* one[] = {&w};
+  float* ys[] = {y};
+  model::UnscaledRows out[1];
+  matmul_group_unscaled(one, x, m, ys, out);
+  return out[0];
+}
+
+model::UnscaledRows NpuMatmul::ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down,
+                                   ops::Glu glu, const float* x, int64_t m, float* gate_out, float* up_out,
+                                   float* act, float* y) {
+  const model::Linear* gu[] = {&gate, &up};
+  if (!fuses_sums(gu)) return MatmulBackend::ffn(gate, up, down, glu, x, m, gate_out, up_out, act, y);
   model::check_ffn_shapes(gate, up, down);
   float* outs[] = {gate_out, up_out};
   run_resident_group(gu, ActivationSource::rows(x), m, outs, {}, true);
   ffn_sa_.assign(sa_.begin(), sa_.begin() + m);  // sa_ is down's own next
-  const GatedSums sums{gate_out, up_out, gate.n, up.n, ffn_sa_.data(), weight_scales(gate), weight_scales(up)};
-  run(down, ActivationSource::gated_sums(glu, &sums), m, y);
+  GatedSums sums;
+  model::UnscaledRows both[2];
+  describe_sums(gu, outs, {}, both);
+  sums.gate = both[0], sums.up = both[1];
+  sums.gate.sa = sums.up.sa = ffn_sa_.data();
+  const ActivationSource in = ActivationSource::gated_sums(glu, &sums);
+  const model::Linear* one[] = {&down};
+  if (!fuses_sums(one)) {
+    run(down, in, m, y);
+    return model::UnscaledRows::f32(y, down.n);
+  }
+  float* ys[] = {y};
+  model::UnscaledRows out[1];
+  run_resident_group(one, in, m, ys, {}, true);
+  describe_sums(one, ys, {}, out);
+  return out[0];
 }
 
 void NpuMatmul::matmul_glu(const model::Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,

@@ -49,8 +49,18 @@ class NpuMatmul final : public model::MatmulBackend {
                     std::span<float* const> ys) override;
   // FFN with gate and up as one job whose int32 results stay unscaled until down's quantizing pass
   // (ActivationSource::gated_sums) when fuses_sums({gate, up}); otherwise the default's two calls.
-  void ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down, ops::Glu glu,
-           const float* x, int64_t m, float* gate_out, float* up_out, float* act, float* y) override;
+  // down's results unscaled when fuses_sums({down}).
+  model::UnscaledRows ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down,
+                          ops::Glu glu, const float* x, int64_t m, float* gate_out, float* up_out, float* act,
+                          float* y) override;
+  // Unscaled (matmul_sums) when fuses_sums(ws); otherwise the f32 results of matmul_group / matmul.
+  void matmul_group_unscaled(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+                             std::span<float* const> ys, std::span<model::UnscaledRows> out) override;
+  model::UnscaledRows matmul_unscaled(const model::Linear& w, const float* x, int64_t m, float* y) override;
+  // The results matmul_sums left in ys described for their reader (input_scales(), weight_scales):
+  // the first rows[i] columns (rows empty: all) unscaled.
+  void describe_sums(std::span<const model::Linear* const> ws, std::span<float* const> ys,
+                     std::span<const int64_t> rows, std::span<model::UnscaledRows> out);
   // matmul() on any input source (ActivationSource: f32 rows, an FFN's glu, quantized rows, GatedSums).
   void matmul(const model::Linear& w, const ActivationSource& in, int64_t m, float* y);
   // Whether matmul_sums can run these weights: runs_as_one_job(ws) (int8 or int4 weights: the int32

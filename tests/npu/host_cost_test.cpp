@@ -74,6 +74,23 @@ TEST(HostCost, GateUpResultsScaledInsideDownsQuantizingPassSaveTheirScalePass) {
   EXPECT_NEAR(a.ns_by_kind[int(HostKind::kScale)] - b.ns_by_kind[int(HostKind::kScale)], a.ns - b.ns, 1e-6);
 }
 
+TEST(HostCost, ResultsScaledByTheirReadersSaveThreeScalePassesPerLayer) {
+  BoardProfile p;
+  p.cpu_read_gbps = 1, p.cpu_f32_gflops = 1e30, p.host_op_us = 1, p.cpu_call_us = 10;  // one byte per ns
+  HostShape unfused = small_shape(), fused = small_shape();
+  fused.scale_in_readers = true;
+  const HostPass pass = sequence_pass(0, 5, 1);
+  const HostCost a = cost_host_pass(p, unfused, pass), b = cost_host_pass(p, fused, pass);
+  // Per layer: Q/K/V's (q_dim 64 + 2 · kv_dim 32), attn_output's and ffn_down's (hidden 64 each) scale
+  // passes gone, 8 bytes per value; V's rows written back by the RoPE pass (4 bytes per value); the
+  // same flops (each scale's 2 per value now in its reader).
+  EXPECT_EQ(a.ops - b.ops, 3.0 * 3);
+  const double per_layer = 8 * 5 * (64 + 64 + 2 * 64.0) - 4 * 5 * 32.0;
+  EXPECT_DOUBLE_EQ(a.bytes - b.bytes, 3 * per_layer);
+  EXPECT_DOUBLE_EQ(a.flops, b.flops);
+  EXPECT_NEAR(a.ns - b.ns, 3 * (3e3 + per_layer), 1e-6);
+}
+
 TEST(HostCost, QkvBiasesAreAddedInTheRopePass) {
   BoardProfile p;
   p.cpu_read_gbps = 1e30, p.cpu_f32_gflops = 1, p.host_op_us = 0, p.cpu_call_us = 0;  // one flop per ns

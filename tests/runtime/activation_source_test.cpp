@@ -62,7 +62,7 @@ TEST(ActivationSource, UnscaledSumsGiveTheBitsOfTheirScaledRows) {
       std::memcpy(gs.data() + r * k, gi.data() + r * k, size_t(cut) * 4);
       std::memcpy(us.data() + r * k, ui.data() + r * k, size_t(cut) * 4);
     }
-    const GatedSums sums{gs.data(), us.data(), cut, cut, sa.data(), sbg.data(), sbu.data()};
+    const GatedSums sums{{gs.data(), k, cut, sa.data(), sbg.data()}, {us.data(), k, cut, sa.data(), sbu.data()}};
     std::vector<int8_t> xq;
     std::vector<float> xs;
     ActivationSource::gated_sums(ops::Glu::kSwiglu, &sums).quantize(w, m, xq, xs, act, rot);
@@ -74,6 +74,30 @@ TEST(ActivationSource, UnscaledSumsGiveTheBitsOfTheirScaledRows) {
     ActivationSource::gated(ops::Glu::kSwiglu, gate.data(), up.data()).materialize(w, m, want_all);
     EXPECT_EQ(std::memcmp(rows, want_all.data(), want_all.size() * sizeof(float)), 0) << cut << " unscaled columns";
   }
+}
+
+// model::UnscaledRows scaled in place (what the forward pass's readers do): dequantize_i32's bits in
+// the unscaled columns, the f32 columns untouched, and afterwards plain f32 rows.
+TEST(UnscaledRows, ScaledInPlaceGiveDequantizeI32sBits) {
+  const int64_t m = 2, n = 40, cut = 32;
+  const std::vector<int32_t> c = {-7, 1 << 20, 123456, -99999};
+  const std::vector<float> sa = {0.25f, 0.0123f}, sb = random_rows(n, 9), f32 = random_rows(m * n, 10);
+  std::vector<int32_t> ci(size_t(m * n));
+  for (size_t i = 0; i < ci.size(); ++i) ci[i] = c[i % c.size()] * int32_t(i + 1);
+  std::vector<float> want(size_t(m * n));
+  quant::dequantize_i32(ci.data(), m, n, sa.data(), sb.data(), want.data());
+  std::vector<float> y = f32;
+  for (int64_t r = 0; r < m; ++r) {
+    std::memcpy(y.data() + r * n, ci.data() + r * n, size_t(cut) * 4);
+    for (int64_t j = cut; j < n; ++j) want[size_t(r * n + j)] = f32[size_t(r * n + j)];
+  }
+  model::UnscaledRows rows{y.data(), n, cut, sa.data(), sb.data()};
+  std::vector<float> row1(static_cast<size_t>(n));
+  rows.row(1, row1.data());
+  EXPECT_EQ(std::memcmp(row1.data(), want.data() + n, size_t(n) * 4), 0);
+  rows.scale_rows(m);
+  EXPECT_EQ(rows.n_sums, 0);
+  EXPECT_EQ(std::memcmp(y.data(), want.data(), want.size() * 4), 0);
 }
 
 TEST(ActivationSource, RowsQuantizedInPlaceAreLeftAsTheyAre) {

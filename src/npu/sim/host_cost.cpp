@@ -73,22 +73,28 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
   const auto scale = [&](double elems) {  // int32 → f32 × row scale × column scale
     if (q8) t.op(HostKind::kScale, 8 * elems, 2 * elems, p.host_op_us);
   };
-  const auto add_norm = [&](bool norm) {  // residual add, with the next input's RMSNorm of the same row
+  // residual add, with the next input's RMSNorm of the same row; scaled: the branch read as int32 sums
+  // and scaled in the pass (HostShape::scale_in_readers), 2 more flops per value
+  const auto add_norm = [&](bool norm, bool scaled) {
+    const double extra = scaled ? 2 * m * E : 0;
     if (norm) {
       // read base and branch, write the sum and its norm
-      t.op(HostKind::kNormResidual, 4 * 4 * m * E, 5 * m * E, p.host_op_us);
+      t.op(HostKind::kNormResidual, 4 * 4 * m * E, 5 * m * E + extra, p.host_op_us);
     } else {
-      t.vec(HostKind::kNormResidual, 2 * m * E, m * E, 1);
+      t.op(HostKind::kNormResidual, 4 * 3 * m * E, m * E + extra, p.host_op_us);
     }
   };
   if (s.layers > 0) t.vec(HostKind::kNormResidual, m * E, m * E, 4);  // layer 0's attn_norm (later layers': add_norm)
   for (int64_t l = 0; l < s.layers; ++l) {
     quantize(m, s.hidden, false, true);  // Q/K/V input
-    scale(m * (Q + 2 * KV));         // Q/K/V results
-    // One pass per row (Forward::attend): the Q/K/V biases, RoPE on q and k, the K/V row stored.
+    const bool in_readers = q8 && s.scale_in_readers;  // the scales below done by the passes that read
+    if (!in_readers) scale(m * (Q + 2 * KV));  // Q/K/V results
+    // One pass per row (Forward::attend): the Q/K/V biases, RoPE on q and k, the K/V row stored (and
+    // with in_readers the rows scaled first, V's written back).
     const double bias_flops = s.qkv_bias ? m * (Q + 2 * KV) : 0;
-    t.op(HostKind::kRopeKv, m * (8 * Q + 8 * KV + 4 * KV) + m * 2 * KV * s.kv_elem_bytes,
-         m * (6 * (Q + KV) + 2 * KV) + bias_flops, p.host_op_us);
+    const double scale_flops = in_readers ? 2 * m * (Q + 2 * KV) : 0;
+    t.op(HostKind::kRopeKv, m * (8 * Q + 8 * KV + 4 * KV) + m * 2 * KV * s.kv_elem_bytes + (in_readers ? 4 * m * KV : 0),
+         m * (6 * (Q + KV) + 2 * KV) + bias_flops + scale_flops, p.host_op_us);
     const double seqs = double(std::max<int64_t>(1, pass.sequences));  // each sequence attends on its own
     const bool in_place = s.kv_converted && s.kv_decode_in_place && pass.rows == std::max<int64_t>(1, pass.sequences);
     if (s.kv_converted && !in_place) {
@@ -105,8 +111,8 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
     t.op(HostKind::kAttention, key_loads * 2 * KV * key_bytes + 8 * m * Q,
          keys * double(s.heads) * (4 * double(s.head_dim) + 5) + converts, seqs * p.cpu_call_us);
     quantize(m, s.heads * s.head_dim);  // attention output
-    scale(m * E);                    // attn_output
-    add_norm(true);                  // residual add + ffn_norm
+    if (!in_readers) scale(m * E);   // attn_output
+    add_norm(true, in_readers);      // residual add + ffn_norm
     quantize(m, s.hidden, false, true);
     if (!s.glu_from_sums) scale(m * 2 * F);  // gate, up (else in ffn_down's quantizing pass)
     if (q8) {
@@ -114,8 +120,8 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
     } else {
       t.vec(HostKind::kQuantize, 2 * m * F, m * F, 10);   // SwiGLU (an exp per element)
     }
-    scale(m * E);                    // ffn_down
-    add_norm(l + 1 < s.layers);      // residual add + the next layer's attn_norm
+    if (!in_readers) scale(m * E);   // ffn_down
+    add_norm(l + 1 < s.layers, in_readers);  // residual add + the next layer's attn_norm
   }
   t.vec(HostKind::kEdges, m * E, m * E, 0);  // embedding rows
   const double o = double(pass.out_rows);

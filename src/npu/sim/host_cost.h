@@ -41,6 +41,10 @@ struct HostShape {
   // (MatmulBackend::ffn, runtime/activation_source.h GatedSums): no scale pass of their own, 4 more
   // flops per element in that pass (two scalings). ork's dense device path, int8 or int4 (not MoE).
   bool glu_from_sums = false;
+  // Q/K/V's, attn_output's and ffn_down's int32 results are scaled by the passes that read them
+  // (MatmulBackend::*_unscaled: the RoPE pass in place, the residual adds into a row buffer): no scale
+  // pass of their own, 2 flops per value in the reader, and V's rows written back by the RoPE pass.
+  bool scale_in_readers = false;
 };
 
 // One pass over `rows` tokens of one or more sequences.
