@@ -63,9 +63,19 @@ void Forward::embed_tokens(const Config& config, const Weights& weights, const i
 void Forward::linear(const Linear& w, const float* x, int64_t n, float* y) {
   // Every path reports non-finite activations alike: the exact path would carry NaN on, the 8-bit
   // paths would quantize it to a plausible number.
-  if (!backend_.checks_inputs_finite()) check_finite(x, n, w.k, "input of", w);
+  check_input(w, x, n);
   backend_.matmul(w, x, n, y);
   add_bias_rows(w, n, y);
+}
+
+void Forward::check_input(const Linear& w, const float* x, int64_t n) {
+  if (!backend_.checks_inputs_finite()) check_finite(x, n, w.k, "input of", w);
+}
+
+void Forward::add_bias_rows(const Linear& w, int64_t n, UnscaledRows& y) {
+  if (w.bias == nullptr) return;
+  y.scale_rows(n);
+  add_bias_rows(w, n, y.y);
 }
 
 void Forward::add_bias_rows(const Linear& w, int64_t n, float* y) {
@@ -79,7 +89,7 @@ void Forward::add_bias_rows(const Linear& w, int64_t n, float* y) {
 void Forward::linear_group(std::initializer_list<const Linear*> ws, const float* x, int64_t n,
                            std::initializer_list<float*> ys) {
   ORK_CHECK(ws.size() == ys.size() && ws.size() > 0, "linear_group: ", ws.size(), " weights, ", ys.size(), " outputs");
-  if (!backend_.checks_inputs_finite()) check_finite(x, n, (*ws.begin())->k, "input of", **ws.begin());
+  check_input(**ws.begin(), x, n);
   backend_.matmul_group(std::span<const Linear* const>(ws.begin(), ws.size()), x, n,
                         std::span<float* const>(ys.begin(), ys.size()));
   auto y = ys.begin();
@@ -206,7 +216,7 @@ void Forward::layer(std::span<const Sequence> seqs, int64_t il, const float* x_i
   const float* next_norm = il + 1 < c_.n_layer ? w_.layers[size_t(il + 1)].attn_norm : nullptr;
 
   // Q/K/V's results possibly unscaled: scaled row by row in attend(), with the biases.
-  if (!backend_.checks_inputs_finite()) check_finite(h_.data(), n, l.wq.k, "input of", l.wq);
+  check_input(l.wq, h_.data(), n);
   const Linear* qkv_w[] = {&l.wq, &l.wk, &l.wv};
   float* qkv_y[] = {q_.data(), k_.data(), v_.data()};
   UnscaledRows qkv[3];
@@ -216,13 +226,9 @@ void Forward::layer(std::span<const Sequence> seqs, int64_t il, const float* x_i
     attend(seq, il, row0, qkv);
     row0 += seq.n;
   }
-  UnscaledRows o = UnscaledRows::f32(h_.data(), l.wo.n);
-  if (l.wo.bias == nullptr) {  // scaled as the residual add reads it
-    if (!backend_.checks_inputs_finite()) check_finite(attn_.data(), n, l.wo.k, "input of", l.wo);
-    o = backend_.matmul_unscaled(l.wo, attn_.data(), n, h_.data());
-  } else {
-    linear(l.wo, attn_.data(), n, h_.data());
-  }
+  check_input(l.wo, attn_.data(), n);
+  UnscaledRows o = backend_.matmul_unscaled(l.wo, attn_.data(), n, h_.data());  // scaled as the residual add reads it
+  add_bias_rows(l.wo, n, o);
   // x_in is x_ itself, or (layer 0 of eval_embd) the caller's embeddings: same sums either way.
   add_branch(x_in, o, l.post_attn_norm, n, l.ffn_norm);
 
@@ -234,17 +240,14 @@ void Forward::layer(std::span<const Sequence> seqs, int64_t il, const float* x_i
   const ops::Glu glu = c_.geglu ? ops::Glu::kGeglu : ops::Glu::kSwiglu;
   UnscaledRows d = UnscaledRows::f32(h_.data(), l.down.n);
   if (l.gate.bias == nullptr && l.up.bias == nullptr) {  // the backend may fuse gate/up's results into down's input
-    if (!backend_.checks_inputs_finite()) check_finite(h_.data(), n, l.gate.k, "input of", l.gate);
+    check_input(l.gate, h_.data(), n);
     d = backend_.ffn(l.gate, l.up, l.down, glu, h_.data(), n, gate_.data(), up_.data(), act_.data(), h_.data());
   } else {
     linear_group({&l.gate, &l.up}, h_.data(), n, {gate_.data(), up_.data()});
     // The activation and ffn_down: a quantizing backend fuses the activation into quantizing down's input.
     backend_.matmul_glu(l.down, glu, gate_.data(), up_.data(), n, act_.data(), h_.data());
   }
-  if (l.down.bias != nullptr) {
-    d.scale_rows(n);
-    add_bias_rows(l.down, n, h_.data());
-  }
+  add_bias_rows(l.down, n, d);
   add_branch(x_.data(), d, l.post_ffn_norm, n, next_norm);
 }
 

@@ -100,8 +100,13 @@ class Forward {
   // 0's first residual add on. Logits of the rows out_rows_ names, in that order.
   void run(std::span<const Sequence> seqs, const float* x0, int64_t n, float* logits);
   void linear(const Linear& w, const float* x, int64_t n, float* y);
+  // ork::Error (model::fail_non_finite) for a NaN/Inf in w's input x (n rows), unless the backend
+  // checks its inputs itself.
+  void check_input(const Linear& w, const float* x, int64_t n);
   // y[i] += w.bias for the n rows of y (n × w.n), when w has a bias.
   void add_bias_rows(const Linear& w, int64_t n, float* y);
+  // The same for results possibly unscaled: when w has a bias, y is scaled in place first.
+  void add_bias_rows(const Linear& w, int64_t n, UnscaledRows& y);
   // linear() for weights sharing the input x (equal k), handed to the backend as one group.
   void linear_group(std::initializer_list<const Linear*> ws, const float* x, int64_t n,
                     std::initializer_list<float*> ys);

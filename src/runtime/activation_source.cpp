@@ -14,11 +14,6 @@ void ActivationSource::quantize(const model::Linear& w, int64_t m, std::vector<i
                                 std::vector<float>& act, std::vector<float>& rot) const {
   const int64_t k = w.k;
   if (this->xq != nullptr) {
-    if (this->xq == xq.data() && this->sa == sa.data()) {  // in place: already the quantized rows
-      ORK_CHECK(xq.size() >= size_t(m * k) && sa.size() >= size_t(m), "input of ", quote(w.name()),
-                ": quantized in place with ", sa.size(), " rows, ", m, " wanted");
-      return;
-    }
     xq.assign(this->xq, this->xq + m * k);
     sa.assign(this->sa, this->sa + m);
     return;
@@ -46,6 +41,17 @@ void ActivationSource::quantize(const model::Linear& w, int64_t m, std::vector<i
   }
 }
 
+namespace {
+
+// Row r of glu(gate, up) of sums into out (k values); g, u: row scratch.
+void glu_row(const GatedSums& s, ops::Glu glu, int64_t r, int64_t k, float* g, float* u, float* out) {
+  s.gate.row(r, g);
+  s.up.row(r, u);
+  ops::glu(glu, g, u, k, out);
+}
+
+}  // namespace
+
 void ActivationSource::quantize_sums(const model::Linear& w, int64_t m, int8_t* xq, float* sa, std::vector<float>& act,
                                      std::vector<float>& rot) const {
   const int64_t k = w.k;
@@ -59,9 +65,7 @@ void ActivationSource::quantize_sums(const model::Linear& w, int64_t m, int8_t* 
   float* u = g + k;
   float* a = u + k;
   for (int64_t r = 0; r < m; ++r) {  // one row scaled, activated and quantized while in cache
-    s.gate.row(r, g);
-    s.up.row(r, u);
-    ops::glu(glu, g, u, k, a);
+    glu_row(s, glu, r, k, g, u, a);
     const int64_t bad = quant::quantize_activations_i8(a, 1, k, xq + r * k, sa + r, rot);
     if (bad >= 0) model::fail_non_finite(a[bad], r * k + bad, k, "input of", w);
   }
@@ -96,11 +100,7 @@ const float* ActivationSource::materialize(const model::Linear& w, int64_t m, st
     const int64_t k = w.k;
     all.resize(size_t(m * k));
     std::vector<float> g(static_cast<size_t>(k)), u(static_cast<size_t>(k));
-    for (int64_t r = 0; r < m; ++r) {
-      sums->gate.row(r, g.data());
-      sums->up.row(r, u.data());
-      ops::glu(glu, g.data(), u.data(), k, all.data() + r * k);
-    }
+    for (int64_t r = 0; r < m; ++r) glu_row(*sums, glu, r, k, g.data(), u.data(), all.data() + r * k);
     return all.data();
   }
   if (up == nullptr) return x;

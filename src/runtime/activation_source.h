@@ -51,8 +51,7 @@ struct ActivationSource {
   // xq (m × w.k int8), sa (m scales) = the input (unfolded, or its glu) rotated and quantized per row
   // (quant::quantize_activations_i8), one pass per row; act, rot: row scratch. A non-finite input value throws
   // model::fail_non_finite naming w ("input of"). A quantized source is copied (checked when it was
-  // quantized), unless xq and sa are its own storage (then left as they are). A GatedSums source gives
-  // the bits the gated source of its scaled rows gives.
+  // quantized). A GatedSums source gives the bits the gated source of its scaled rows gives.
   void quantize(const model::Linear& w, int64_t m, std::vector<int8_t>& xq, std::vector<float>& sa,
                 std::vector<float>& act, std::vector<float>& rot) const;
   // quantize() of a GatedSums source into xq (m × w.k), sa (m).

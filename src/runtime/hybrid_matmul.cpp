@@ -157,15 +157,14 @@ void HybridMatmul::matmul_glu(const model::Linear& down, ops::Glu glu, const flo
 void HybridMatmul::run_group_unscaled(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
                                       std::span<float* const> ys, const Choice& c,
                                       std::span<model::UnscaledRows> out) {
-  if (c.cpu || !npu_->fuses_sums(ws)) {  // f32 results
+  if (c.cpu || !npu_->runs_as_one_job(ws)) {  // f32 results
     run_group(ws, in, m, ys, c);
     for (size_t i = 0; i < ws.size(); ++i) out[i] = model::UnscaledRows::f32(ys[i], ws[i]->n);
     return;
   }
   if (c.split) {  // the NPU's columns unscaled, the CPU's f32
     run_split(ws, in, m, ys, c, true);
-    for (size_t i = 0; i < ws.size(); ++i)
-      out[i] = {ys[i], ws[i]->n, c.npu_rows[i], split_sa_.data(), npu_->weight_scales(*ws[i])};
+    npu_->describe_sums(ws, ys, c.npu_rows, out);
     return;
   }
   npu_calls_++;
@@ -198,7 +197,7 @@ model::UnscaledRows HybridMatmul::ffn(const model::Linear& gate, const model::Li
   float* outs[] = {y};
   model::UnscaledRows out[1];
   const Choice& c = decide(gu, m);
-  if (c.cpu || !npu_->fuses_sums(gu)) {  // no unscaled gate/up results to carry over
+  if (c.cpu || !npu_->runs_as_one_job(gu)) {  // no unscaled gate/up results to carry over
     run_group(gu, ActivationSource::rows(x), m, gu_out, c);
     run_group_unscaled(one, ActivationSource::gated(glu, gate_out, up_out), m, outs, decide(one, m), out);
     return out[0];

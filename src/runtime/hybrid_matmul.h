@@ -68,7 +68,7 @@ class HybridMatmul final : public model::MatmulBackend {
   // gate/up where the schedule puts them, their results unscaled on the NPU side (NpuMatmul::matmul_sums)
   // and scaled inside down's quantizing pass, down where the schedule puts it (its NPU side's results
   // unscaled too); the default's two calls when gate/up run on the CPU alone or cannot fuse
-  // (NpuMatmul::fuses_sums). The same bits either way.
+  // (NpuMatmul::runs_as_one_job). The same bits either way.
   model::UnscaledRows ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down,
                           ops::Glu glu, const float* x, int64_t m, float* gate_out, float* up_out, float* act,
                           float* y) override;
@@ -94,13 +94,13 @@ class HybridMatmul final : public model::MatmulBackend {
   const Choice& decide(std::span<const model::Linear* const> ws, int64_t m);
   void run_cpu(const model::Linear& w, const ActivationSource& in, int64_t m, float* y);
   // in: f32 rows, or (one weight only) an FFN's glu. sums: the NPU side's results left unscaled
-  // (NpuMatmul::matmul_sums; split_sa_ holds the input's row scales afterwards).
+  // (NpuMatmul::matmul_sums, described by NpuMatmul::describe_sums).
   void run_split(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
                  std::span<float* const> ys, const Choice& c, bool sums = false);
   // One call of weights sharing an input where choice c puts it.
   void run_group(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
                  std::span<float* const> ys, const Choice& c);
-  // run_group with the NPU side's results left unscaled where it can (NpuMatmul::fuses_sums), out[i]
+  // run_group with the NPU side's results left unscaled where it can (NpuMatmul::runs_as_one_job), out[i]
   // describing ys[i].
   void run_group_unscaled(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
                           std::span<float* const> ys, const Choice& c, std::span<model::UnscaledRows> out);

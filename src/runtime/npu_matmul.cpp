@@ -235,13 +235,11 @@ void NpuMatmul::matmul(const model::Linear& w, const float* x, int64_t m, float*
 
 void NpuMatmul::matmul(const model::Linear& w, const ActivationSource& in, int64_t m, float* y) { run(w, in, m, y); }
 
-bool NpuMatmul::fuses_sums(std::span<const model::Linear* const> ws) { return runs_as_one_job(ws); }
-
 void NpuMatmul::matmul_sums(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
                             std::span<float* const> ys, std::span<const int64_t> rows) {
   ORK_CHECK(ws.size() == ys.size() && !ws.empty() && (rows.empty() || rows.size() == ws.size()), "matmul sums: ",
             ws.size(), " weights, ", ys.size(), " outputs, ", rows.size(), " row counts");
-  ORK_CHECK(fuses_sums(ws), "matmul sums: ", quote(ws[0]->name()), " and its group are not resident int8 slices of one domain");
+  ORK_CHECK(runs_as_one_job(ws), "matmul sums: ", quote(ws[0]->name()), " and its group are not resident single slices of one domain");
   run_resident_group(ws, in, m, ys, rows, true);
 }
 
@@ -258,7 +256,7 @@ void NpuMatmul::describe_sums(std::span<const model::Linear* const> ws, std::spa
 
 void NpuMatmul::matmul_group_unscaled(std::span<const model::Linear* const> ws, const float* x, int64_t m,
                                       std::span<float* const> ys, std::span<model::UnscaledRows> out) {
-  if (!fuses_sums(ws)) {
+  if (!runs_as_one_job(ws)) {
     MatmulBackend::matmul_group_unscaled(ws, x, m, ys, out);
     return;
   }
@@ -280,7 +278,7 @@ model::UnscaledRows NpuMatmul::ffn(const model::Linear& gate, const model::Linea
                                    ops::Glu glu, const float* x, int64_t m, float* gate_out, float* up_out,
                                    float* act, float* y) {
   const model::Linear* gu[] = {&gate, &up};
-  if (!fuses_sums(gu)) return MatmulBackend::ffn(gate, up, down, glu, x, m, gate_out, up_out, act, y);
+  if (!runs_as_one_job(gu)) return MatmulBackend::ffn(gate, up, down, glu, x, m, gate_out, up_out, act, y);
   model::check_ffn_shapes(gate, up, down);
   float* outs[] = {gate_out, up_out};
   run_resident_group(gu, ActivationSource::rows(x), m, outs, {}, true);
@@ -292,7 +290,7 @@ model::UnscaledRows NpuMatmul::ffn(const model::Linear& gate, const model::Linea
   sums.gate.sa = sums.up.sa = ffn_sa_.data();
   const ActivationSource in = ActivationSource::gated_sums(glu, &sums);
   const model::Linear* one[] = {&down};
-  if (!fuses_sums(one)) {
+  if (!runs_as_one_job(one)) {
     run(down, in, m, y);
     return model::UnscaledRows::f32(y, down.n);
   }

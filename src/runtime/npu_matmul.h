@@ -48,12 +48,13 @@ class NpuMatmul final : public model::MatmulBackend {
   void matmul_group(std::span<const model::Linear* const> ws, const float* x, int64_t m,
                     std::span<float* const> ys) override;
   // FFN with gate and up as one job whose int32 results stay unscaled until down's quantizing pass
-  // (ActivationSource::gated_sums) when fuses_sums({gate, up}); otherwise the default's two calls.
-  // down's results unscaled when fuses_sums({down}).
+  // (ActivationSource::gated_sums) when runs_as_one_job({gate, up}); otherwise the default's two calls.
+  // down's results unscaled when runs_as_one_job({down}). int8 and int4 weights alike: their int32
+  // sums are scaled the same way (after combining the halves for W4A8).
   model::UnscaledRows ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down,
                           ops::Glu glu, const float* x, int64_t m, float* gate_out, float* up_out, float* act,
                           float* y) override;
-  // Unscaled (matmul_sums) when fuses_sums(ws); otherwise the f32 results of matmul_group / matmul.
+  // Unscaled (matmul_sums) when runs_as_one_job(ws); otherwise the f32 results of matmul_group / matmul.
   void matmul_group_unscaled(std::span<const model::Linear* const> ws, const float* x, int64_t m,
                              std::span<float* const> ys, std::span<model::UnscaledRows> out) override;
   model::UnscaledRows matmul_unscaled(const model::Linear& w, const float* x, int64_t m, float* y) override;
@@ -63,12 +64,9 @@ class NpuMatmul final : public model::MatmulBackend {
                      std::span<const int64_t> rows, std::span<model::UnscaledRows> out);
   // matmul() on any input source (ActivationSource: f32 rows, an FFN's glu, quantized rows, GatedSums).
   void matmul(const model::Linear& w, const ActivationSource& in, int64_t m, float* y);
-  // Whether matmul_sums can run these weights: runs_as_one_job(ws) (int8 or int4 weights: the int32
-  // sums are scaled alike, after combining the halves for W4A8).
-  bool fuses_sums(std::span<const model::Linear* const> ws);
   // matmul_rows (rows empty: matmul_group) with the results left unscaled: the int32 sums as bit patterns
   // in ys's float storage (GatedSums' layout), input_scales() the input's row scales they go with.
-  // Requires fuses_sums(ws).
+  // Requires runs_as_one_job(ws).
   void matmul_sums(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
                    std::span<float* const> ys, std::span<const int64_t> rows);
   // The row scales of the last call's quantized input (m of them; valid until the next call).

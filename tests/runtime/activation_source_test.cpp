@@ -100,18 +100,6 @@ TEST(UnscaledRows, ScaledInPlaceGiveDequantizeI32sBits) {
   EXPECT_EQ(std::memcmp(y.data(), want.data(), want.size() * 4), 0);
 }
 
-TEST(ActivationSource, RowsQuantizedInPlaceAreLeftAsTheyAre) {
-  model::Linear w;
-  w.k = 32, w.n = 4;
-  std::vector<int8_t> xq(64, 3);
-  std::vector<float> sa = {0.5f, 0.25f}, act, rot;
-  const int8_t* data = xq.data();
-  ActivationSource::quantized(xq.data(), sa.data()).quantize(w, 2, xq, sa, act, rot);
-  EXPECT_EQ(xq.data(), data);
-  EXPECT_EQ(xq, std::vector<int8_t>(64, 3));
-  EXPECT_EQ(sa, (std::vector<float>{0.5f, 0.25f}));
-}
-
 TEST(ActivationSource, AQuantizedSourceHasNoFloatRows) {
   model::Linear w;
   w.k = 32, w.n = 4;
