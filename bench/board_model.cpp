@@ -84,6 +84,7 @@ void add_host(const npu::sim::BoardProfile& p, const Shape& s, int64_t m, Phase&
   h.ff = s.ff, h.vocab = s.vocab, h.qkv_bias = s.qkv_bias, h.norm_fold = norm_fold;
   h.glu_from_sums = true;  // gate/up's results scaled in ffn_down's quantizing pass (MatmulBackend::ffn)
   h.scale_in_readers = true;  // Q/K/V's, attn_output's, ffn_down's scaled by the passes that read them
+  h.residual_in_quantize = true;  // each residual add and norm done by the next input's quantizing pass
   const npu::sim::HostPass pass = m == 1 ? npu::sim::sequence_pass(kDecodePosition, 1, 1) : npu::sim::sequence_pass(0, m, 1, ops::kAttentionTileTokens);
   const npu::sim::HostCost c = npu::sim::cost_host_pass(p, h, pass);
   ph.host_ns += c.ns;

@@ -25,7 +25,7 @@ Forward::Forward(const Config& config, const Weights& weights, MatmulBackend& ba
 }
 
 uint64_t Forward::scratch_bytes(int64_t n) const {
-  const int64_t per_token = 2 * c_.n_embd + 2 * c_.q_dim() + 2 * c_.kv_dim() + 3 * c_.n_ff +
+  const int64_t per_token = 3 * c_.n_embd + 2 * c_.q_dim() + 2 * c_.kv_dim() + 3 * c_.n_ff +
                             (c_.post_norms ? c_.n_embd : 0);
   return uint64_t(n * per_token) * sizeof(float) + (moe_ ? moe_->scratch_bytes(n) : 0);
 }
@@ -35,6 +35,7 @@ uint64_t Forward::kv_staging_bytes() const { return uint64_t(kv_k_.capacity() + 
 void Forward::ensure_scratch(int64_t n) {
   if (n <= capacity_) return;
   x_.resize(size_t(n * c_.n_embd));
+  x_alt_.resize(size_t(n * c_.n_embd));
   h_.resize(size_t(n * std::max(c_.n_embd, c_.q_dim())));
   q_.resize(size_t(n * c_.q_dim()));
   k_.resize(size_t(n * c_.kv_dim()));
@@ -96,29 +97,14 @@ void Forward::linear_group(std::initializer_list<const Linear*> ws, const float*
   for (const Linear* w : ws) add_bias_rows(*w, n, *y++);
 }
 
-void Forward::add_branch(const float* base, const UnscaledRows& branch, const float* post_norm, int64_t n,
-                         const float* next_norm) {
-  const int64_t E = c_.n_embd;
-  ORK_CHECK(branch.n == E, "residual add: a branch of ", branch.n, " values per row, ", E, " wanted");
-  pool_.parallel_for(n, 1, [&](int64_t i0, int64_t i1) {  // rows are independent
-    thread_local std::vector<float> scaled;  // one branch row scaled as it is read
-    for (int64_t i = i0; i < i1; ++i) {
-      const float* b = branch.y + i * E;
-      if (branch.n_sums > 0) {
-        if (scaled.size() < size_t(E)) scaled.resize(size_t(E));
-        branch.row(i, scaled.data());
-        b = scaled.data();
-      }
-      if (post_norm != nullptr) {
-        ops::rmsnorm(b, post_norm, E, c_.rms_eps, post_.data() + i * E);
-        b = post_.data() + i * E;
-      }
-      const float* a = base + i * E;
-      float* x = x_.data() + i * E;
-      for (int64_t j = 0; j < E; ++j) x[j] = a[j] + b[j];
-      if (next_norm != nullptr) ops::rmsnorm(x, next_norm, E, c_.rms_eps, h_.data() + i * E);
-    }
-  });
+ResidualNorm Forward::residual(const float* base, const UnscaledRows& branch, const float* post_norm,
+                               const float* norm) {
+  ResidualNorm r = ResidualNorm::normed(base, norm, c_.rms_eps, c_.n_embd, h_.data(), &pool_);
+  r.branch = branch;
+  r.post_norm = post_norm;
+  r.stream_out = base == x_.data() ? x_alt_.data() : x_.data();
+  r.check();
+  return r;
 }
 
 void Forward::attend(const Sequence& seq, int64_t il, int64_t row0, const UnscaledRows (&qkv)[3]) {
@@ -210,17 +196,17 @@ void Forward::attend(const Sequence& seq, int64_t il, int64_t row0, const Unscal
   ops::attention_blocked(pool_, q, n, pos0, c_.n_head, c_.n_head_kv, D, kc, vc, out, opt);
 }
 
-void Forward::layer(std::span<const Sequence> seqs, int64_t il, const float* x_in, int64_t n) {
+ResidualNorm Forward::layer(std::span<const Sequence> seqs, int64_t il, const ResidualNorm& in, int64_t n) {
   const LayerWeights& l = w_.layers[size_t(il)];
-  // The next layer's input norm, fused into this layer's last residual add (none after the last).
-  const float* next_norm = il + 1 < c_.n_layer ? w_.layers[size_t(il + 1)].attn_norm : nullptr;
+  const float* next_norm = il + 1 < c_.n_layer ? w_.layers[size_t(il + 1)].attn_norm : w_.output_norm;
 
-  // Q/K/V's results possibly unscaled: scaled row by row in attend(), with the biases.
-  check_input(l.wq, h_.data(), n);
+  // Q/K/V's input rows computed by the call (a quantizing backend: in its quantizing pass); their
+  // results possibly unscaled: scaled row by row in attend(), with the biases.
   const Linear* qkv_w[] = {&l.wq, &l.wk, &l.wv};
   float* qkv_y[] = {q_.data(), k_.data(), v_.data()};
   UnscaledRows qkv[3];
-  backend_.matmul_group_unscaled(qkv_w, h_.data(), n, qkv_y, qkv);
+  backend_.matmul_group_unscaled(qkv_w, in, n, qkv_y, qkv);
+  const float* x = in.stream();  // written by the call
   int64_t row0 = 0;
   for (const Sequence& seq : seqs) {
     attend(seq, il, row0, qkv);
@@ -229,26 +215,25 @@ void Forward::layer(std::span<const Sequence> seqs, int64_t il, const float* x_i
   check_input(l.wo, attn_.data(), n);
   UnscaledRows o = backend_.matmul_unscaled(l.wo, attn_.data(), n, h_.data());  // scaled as the residual add reads it
   add_bias_rows(l.wo, n, o);
-  // x_in is x_ itself, or (layer 0 of eval_embd) the caller's embeddings: same sums either way.
-  add_branch(x_in, o, l.post_attn_norm, n, l.ffn_norm);
+  const ResidualNorm ffn_in = residual(x, o, l.post_attn_norm, l.ffn_norm);
 
   if (moe_) {
-    add_branch(x_.data(), UnscaledRows::f32(moe_->run(il, l, h_.data(), n), c_.n_embd), l.post_ffn_norm, n,
-               next_norm);
-    return;
+    const float* h = ffn_in.materialize(n);
+    const UnscaledRows e = UnscaledRows::f32(moe_->run(il, l, h, n), c_.n_embd);
+    return residual(ffn_in.stream_out, e, l.post_ffn_norm, next_norm);
   }
   const ops::Glu glu = c_.geglu ? ops::Glu::kGeglu : ops::Glu::kSwiglu;
   UnscaledRows d = UnscaledRows::f32(h_.data(), l.down.n);
   if (l.gate.bias == nullptr && l.up.bias == nullptr) {  // the backend may fuse gate/up's results into down's input
-    check_input(l.gate, h_.data(), n);
-    d = backend_.ffn(l.gate, l.up, l.down, glu, h_.data(), n, gate_.data(), up_.data(), act_.data(), h_.data());
+    d = backend_.ffn(l.gate, l.up, l.down, glu, ffn_in, n, gate_.data(), up_.data(), act_.data(), h_.data());
   } else {
-    linear_group({&l.gate, &l.up}, h_.data(), n, {gate_.data(), up_.data()});
+    const float* h = ffn_in.materialize(n);
+    linear_group({&l.gate, &l.up}, h, n, {gate_.data(), up_.data()});
     // The activation and ffn_down: a quantizing backend fuses the activation into quantizing down's input.
     backend_.matmul_glu(l.down, glu, gate_.data(), up_.data(), n, act_.data(), h_.data());
   }
   add_bias_rows(l.down, n, d);
-  add_branch(x_.data(), d, l.post_ffn_norm, n, next_norm);
+  return residual(ffn_in.stream_out, d, l.post_ffn_norm, next_norm);
 }
 
 void Forward::check_positions(const KvCache& cache, int64_t n, int64_t pos0) const {
@@ -314,15 +299,17 @@ void Forward::eval_batch(std::span<const Sequence> seqs, const int32_t* tokens, 
 
 void Forward::run(std::span<const Sequence> seqs, const float* x0, int64_t n, float* logits) {
   const int64_t E = c_.n_embd;
-  if (c_.n_layer > 0) {
-    for (int64_t i = 0; i < n; ++i) ops::rmsnorm(x0 + i * E, w_.layers[0].attn_norm, E, c_.rms_eps, h_.data() + i * E);
-  }
-  for (int64_t il = 0; il < c_.n_layer; ++il) layer(seqs, il, il == 0 ? x0 : x_.data(), n);
+  const float* norm0 = c_.n_layer > 0 ? w_.layers[0].attn_norm : w_.output_norm;
+  ResidualNorm in = ResidualNorm::normed(x0, norm0, c_.rms_eps, E, h_.data(), &pool_);
+  for (int64_t il = 0; il < c_.n_layer; ++il) in = layer(seqs, il, in, n);
 
+  // The last residual add and output_norm, for the rows that reach the output only. Row i of h_ is
+  // written after branch row out_rows_[i] >= i was read, and rows below out_rows_[i] are not read
+  // again (out_rows_ ascends), so a branch over h_ is safe.
+  in.check();
   const int64_t n_out = int64_t(out_rows_.size());
-  for (int64_t i = 0; i < n_out; ++i) {
-    ops::rmsnorm(x_.data() + out_rows_[size_t(i)] * E, w_.output_norm, E, c_.rms_eps, h_.data() + i * E);
-  }
+  std::vector<float> scratch(static_cast<size_t>(E));
+  for (int64_t i = 0; i < n_out; ++i) in.row(out_rows_[size_t(i)], h_.data() + i * E, scratch.data());
   linear(w_.output, h_.data(), n_out, logits);
   if (const float cap = c_.final_softcap; cap > 0.0f) {
     const int64_t count = n_out * w_.output.n;

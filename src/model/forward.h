@@ -36,6 +36,7 @@
 #include "model/kv_cache.h"
 #include "model/matmul_backend.h"
 #include "model/moe_ffn.h"
+#include "model/residual_norm.h"
 #include "model/weights.h"
 
 namespace ork::model {
@@ -110,22 +111,21 @@ class Forward {
   // linear() for weights sharing the input x (equal k), handed to the backend as one group.
   void linear_group(std::initializer_list<const Linear*> ws, const float* x, int64_t n,
                     std::initializer_list<float*> ys);
-  // Expects h_ = RMSNorm(x_in) ⊙ attn_norm (run() for layer 0, the previous layer's last residual
-  // add for the others); leaves x_ = the layer's output and, when il is not the last layer, h_ =
-  // the next layer's attn_norm of it.
-  void layer(std::span<const Sequence> seqs, int64_t il, const float* x_in, int64_t n);
+  // Layer il over the rows of `in` (its Q/K/V input: layer 0's embeddings normed with attn_norm, or
+  // the previous layer's pending FFN residual add normed so, done by the Q/K/V call); returns this
+  // layer's pending FFN residual add, normed with the next layer's attn_norm (output_norm after the
+  // last layer), for whoever reads it next.
+  ResidualNorm layer(std::span<const Sequence> seqs, int64_t il, const ResidualNorm& in, int64_t n);
   // Layer il's per-sequence part for seq's rows [row0, row0 + seq.n) of q_/k_/v_ (as the backend
   // left them, qkv: possibly unscaled; without their biases): per row in one pass the scaling, the
   // Q/K/V biases, q/k norms and RoPE at the sequence's positions and the row's K/V into its cache;
   // then attention over that cache into attn_.
   void attend(const Sequence& seq, int64_t il, int64_t row0, const UnscaledRows (&qkv)[3]);
-  // x_[i] = base[i] + branch row i (scaled as it is read: UnscaledRows, n_embd wide) for the n rows,
-  // through RMSNorm ⊙ post_norm first when it is set; with next_norm, h_[i] = RMSNorm(x_[i]) ⊙
-  // next_norm right after each row is summed (one pass over the rows: the next linear's input is
-  // normed while its row is in cache). branch may be over h_ (each row is read before it is
-  // overwritten), never x_.
-  void add_branch(const float* base, const UnscaledRows& branch, const float* post_norm, int64_t n,
-                  const float* next_norm = nullptr);
+  // The residual add of `branch` (n_embd wide, over h_ or another scratch, never x_/x_alt_) into the
+  // stream `base`, through RMSNorm ⊙ post_norm first when set, and the next input's RMSNorm ⊙ norm:
+  // pending (model/residual_norm.h), written to whichever of x_, x_alt_ base is not; rows into h_.
+  ResidualNorm residual(const float* base, const UnscaledRows& branch, const float* post_norm,
+                        const float* norm);
 
   const Config& c_;
   const Weights& w_;
@@ -133,7 +133,9 @@ class Forward {
   ThreadPool& pool_;
   int64_t capacity_ = 0;  // tokens the scratch holds
   // Scratch, row-major [tokens][width].
-  std::vector<float> x_, h_, q_, k_, v_, attn_, gate_, up_, act_;
+  // x_, x_alt_: the residual stream, each residual add writing the one its base is not (so that
+  // computing a pending add twice gives the same rows).
+  std::vector<float> x_, x_alt_, h_, q_, k_, v_, attn_, gate_, up_, act_;
   std::vector<float> post_;  // [tokens][n_embd]: a branch's output before its post-norm (gemma)
   std::vector<int64_t> out_rows_;  // the batch rows whose logits run() writes
   std::vector<float> kv_k_, kv_v_;  // [positions][kv_dim]: one layer's K, V widened from a non-f32 cache

@@ -26,10 +26,18 @@ void check_ffn_shapes(const Linear& gate, const Linear& up, const Linear& down) 
             gate.n, " and ", up.n, " values, ", quote(down.name()), " reads ", down.k);
 }
 
-void MatmulBackend::matmul_group_unscaled(std::span<const Linear* const> ws, const float* x, int64_t m,
+const float* MatmulBackend::input_rows(const Linear& w, const ResidualNorm& in, int64_t m) {
+  ORK_CHECK(in.width == w.k, "input of ", quote(w.name()), ": rows of ", in.width, " values, ", w.k, " wanted");
+  const float* x = in.materialize(m);
+  if (!checks_inputs_finite()) check_finite(x, m, w.k, "input of", w);
+  return x;
+}
+
+void MatmulBackend::matmul_group_unscaled(std::span<const Linear* const> ws, const ResidualNorm& in, int64_t m,
                                           std::span<float* const> ys, std::span<UnscaledRows> out) {
-  ORK_CHECK(out.size() == ws.size(), "matmul group: ", ws.size(), " weights, ", out.size(), " results");
-  matmul_group(ws, x, m, ys);
+  ORK_CHECK(out.size() == ws.size() && !ws.empty(), "matmul group: ", ws.size(), " weights, ", out.size(),
+            " results");
+  matmul_group(ws, input_rows(*ws[0], in, m), m, ys);
   for (size_t i = 0; i < ws.size(); ++i) out[i] = UnscaledRows::f32(ys[i], ws[i]->n);
 }
 
@@ -39,10 +47,11 @@ UnscaledRows MatmulBackend::matmul_unscaled(const Linear& w, const float* x, int
 }
 
 UnscaledRows MatmulBackend::ffn(const Linear& gate, const Linear& up, const Linear& down, ops::Glu glu,
-                                const float* x, int64_t m, float* gate_out, float* up_out, float* act, float* y) {
+                                const ResidualNorm& in, int64_t m, float* gate_out, float* up_out, float* act,
+                                float* y) {
   const Linear* ws[] = {&gate, &up};
   float* ys[] = {gate_out, up_out};
-  matmul_group(ws, x, m, ys);
+  matmul_group(ws, input_rows(gate, in, m), m, ys);
   matmul_glu(down, glu, gate_out, up_out, m, act, y);
   return UnscaledRows::f32(y, down.n);
 }

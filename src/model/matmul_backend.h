@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "model/residual_norm.h"
 #include "model/unscaled_rows.h"
 #include "model/weights.h"
 #include "ops/activation.h"
@@ -37,21 +38,25 @@ class MatmulBackend {
   // fuses the activation into quantizing down's input, row by row, and leaves `act` unwritten.
   virtual void matmul_glu(const Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,
                           float* act, float* y);
-  // matmul_group whose results a quantizing backend may leave unscaled for their reader: out[i]
-  // describes ys[i] (model/unscaled_rows.h; its scales valid until this backend's next call). By
-  // default matmul_group, every out[i] f32.
-  virtual void matmul_group_unscaled(std::span<const Linear* const> ws, const float* x, int64_t m,
+  // matmul_group over the rows of `in` (model/residual_norm.h: the normed residual stream, its pending
+  // add done by the reader), whose results a quantizing backend may leave unscaled for their reader:
+  // out[i] describes ys[i] (model/unscaled_rows.h; its scales valid until this backend's next call).
+  // in's stream rows are written by the time it returns. A NaN/Inf in the rows throws
+  // model::fail_non_finite naming ws[0] ("input of"). By default in.materialize(), matmul_group, every
+  // out[i] f32; a quantizing backend computes each row inside its quantizing pass.
+  virtual void matmul_group_unscaled(std::span<const Linear* const> ws, const ResidualNorm& in, int64_t m,
                                      std::span<float* const> ys, std::span<UnscaledRows> out);
   // The same for one weight.
   virtual UnscaledRows matmul_unscaled(const Linear& w, const float* x, int64_t m, float* y);
-  // A dense FFN whose gate and up have no bias: y[m × down.n] = glu(x · gateᵀ, x · upᵀ) · downᵀ (down's
-  // bias not added), returned as UnscaledRows over y (as matmul_unscaled). gate_out, up_out (m × gate.n
-  // = m × down.k each) and act (m × down.k) are scratch whose contents afterwards are unspecified: a
-  // fusing backend keeps the unscaled int32 results in gate_out/up_out and scales them inside down's
-  // quantizing pass (runtime/activation_source.h, GatedSums), the same bits as unfused. y may be x.
-  // By default matmul_group(gate, up), then matmul_glu: f32 rows.
-  virtual UnscaledRows ffn(const Linear& gate, const Linear& up, const Linear& down, ops::Glu glu, const float* x,
-                           int64_t m, float* gate_out, float* up_out, float* act, float* y);
+  // A dense FFN whose gate and up have no bias, over the rows x of `in` (as matmul_group_unscaled):
+  // y[m × down.n] = glu(x · gateᵀ, x · upᵀ) · downᵀ (down's bias not added), returned as UnscaledRows
+  // over y (as matmul_unscaled). gate_out, up_out (m × gate.n = m × down.k each) and act (m × down.k)
+  // are scratch whose contents afterwards are unspecified: a fusing backend keeps the unscaled int32
+  // results in gate_out/up_out and scales them inside down's quantizing pass (runtime/activation_source.h,
+  // GatedSums), the same bits as unfused. y may be in.h or in's branch (read before y is written).
+  // By default in.materialize(), matmul_group(gate, up), then matmul_glu: f32 rows.
+  virtual UnscaledRows ffn(const Linear& gate, const Linear& up, const Linear& down, ops::Glu glu,
+                           const ResidualNorm& in, int64_t m, float* gate_out, float* up_out, float* act, float* y);
   // The forward pass names the routed experts of MoE layer `layer` in the order it will run them:
   // after the layer's router ran (`guess` false), or a guess for a layer whose router has not run
   // yet (`guess` true: model::ExpertPredictor); empty: none known yet. A backend that streams weights
@@ -65,6 +70,10 @@ class MatmulBackend {
   virtual bool checks_inputs_finite() const { return false; }
   // Short name for messages and statistics ("cpu", "npu", "sim").
   virtual const char* name() const = 0;
+
+ protected:
+  // in's rows as f32 (in.materialize(m)), checked finite as w's input unless checks_inputs_finite().
+  const float* input_rows(const Linear& w, const ResidualNorm& in, int64_t m);
 };
 
 // Matmul on the CPU over the GGUF block formats (ops::matmul), multi-threaded on `pool`.

@@ -22,6 +22,8 @@ namespace ork::quant {
 float norm_fold_factor(float g);
 // w[j] *= s(g[j]) for j < k: one weight row with the norm folded in.
 void fold_norm_into_row(float* w, const float* g, int64_t k);
+// y[j] = x[j] / s(g[j]) for j < k: one row with the norm divided out (y may be x).
+void unfold_norm_row(const float* x, int64_t k, const float* g, float* y);
 // buf (m × k) = x with each row divided by s(g) element-wise; returns buf.data().
 const float* unfold_norm_rows(const float* x, int64_t m, int64_t k, const float* g, std::vector<float>& buf);
 

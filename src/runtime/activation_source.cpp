@@ -24,17 +24,21 @@ void ActivationSource::quantize(const model::Linear& w, int64_t m, std::vector<i
     quantize_sums(w, m, xq.data(), sa.data(), act, rot);
     return;
   }
-  if (up == nullptr && unfold == nullptr) {
+  if (up == nullptr && unfold == nullptr && residual == nullptr) {
     const int64_t bad = quant::quantize_activations_i8(x, m, k, xq.data(), sa.data(), rot);
     if (bad >= 0) model::fail_non_finite(x[bad], bad, k, "input of", w);
     return;
   }
-  act.resize(size_t(k));
-  for (int64_t r = 0; r < m; ++r) {  // one row's activation (or unfolded row), quantized while in cache
-    if (up != nullptr) {
+  if (residual != nullptr) check_residual(w);
+  act.resize(size_t(2 * k));  // the row, and the residual add's scratch
+  for (int64_t r = 0; r < m; ++r) {  // one row's activation (residual, unfolded), quantized while in cache
+    if (residual != nullptr) {
+      residual->row(r, act.data(), act.data() + k);
+      if (unfold != nullptr) quant::unfold_norm_row(act.data(), k, unfold, act.data());
+    } else if (up != nullptr) {
       ops::glu(glu, x + r * k, up + r * k, k, act.data());
     } else {
-      quant::unfold_norm_rows(x + r * k, 1, k, unfold, act);
+      quant::unfold_norm_row(x + r * k, k, unfold, act.data());
     }
     const int64_t bad = quant::quantize_activations_i8(act.data(), 1, k, xq.data() + r * k, sa.data() + r, rot);
     if (bad >= 0) model::fail_non_finite(act[size_t(bad)], r * k + bad, k, "input of", w);
@@ -86,6 +90,12 @@ void ActivationSource::quantize_i4(const model::Linear& w, int64_t m, std::vecto
   quant::quantize_rows_i4(quant::rotate_for_int8(rows, m, k, rot), m, k, xq.data(), sa.data());
 }
 
+void ActivationSource::check_residual(const model::Linear& w) const {
+  ORK_CHECK(residual->width == w.k, "input of ", quote(w.name()), ": rows of ", residual->width, " values, ", w.k,
+            " wanted");
+  residual->check();
+}
+
 ActivationSource ActivationSource::unfold_norm(const model::Linear& w) const {
   if (w.in_norm == nullptr || up != nullptr || xq != nullptr || sums != nullptr) return *this;
   ActivationSource s = *this;
@@ -95,6 +105,18 @@ ActivationSource ActivationSource::unfold_norm(const model::Linear& w) const {
 
 const float* ActivationSource::materialize(const model::Linear& w, int64_t m, std::vector<float>& all) const {
   ORK_CHECK(xq == nullptr, "input of ", quote(w.name()), ": rows quantized already have no f32 form");
+  if (residual != nullptr) {
+    check_residual(w);
+    const int64_t k = w.k;
+    all.resize(size_t(m * k));
+    std::vector<float> scratch(static_cast<size_t>(k));
+    for (int64_t r = 0; r < m; ++r) {
+      float* row = all.data() + r * k;
+      residual->row(r, row, scratch.data());
+      if (unfold != nullptr) quant::unfold_norm_row(row, k, unfold, row);
+    }
+    return all.data();
+  }
   if (unfold != nullptr) return quant::unfold_norm_rows(x, m, w.k, unfold, all);
   if (sums != nullptr) {
     const int64_t k = w.k;

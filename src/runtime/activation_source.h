@@ -1,7 +1,8 @@
 // runtime::ActivationSource — the input of one call of a quantizing backend (NpuMatmul, CpuInt8Matmul,
 // CpuInt4Matmul): f32 rows, or the gated activation of an FFN's gate and up rows
-// (MatmulBackend::matmul_glu), which is computed row by row while quantizing, never written whole.
-// Quantizing either gives the same bits as quantizing the f32 rows glu(gate, up) would. Or rows
+// (MatmulBackend::matmul_glu), or the normed residual stream with its pending add (model::ResidualNorm),
+// either computed row by row while quantizing, never written whole (a residual source writes its
+// stream rows as it goes). Quantizing gives the same bits as quantizing the f32 rows would. Or rows
 // quantized already (`quantized`: what quantize() wrote for the same weight width), so the two
 // sides of a split call (HybridMatmul) share one quantization of their input.
 // Thread-safety: a value; quantize() uses only the buffers it is given (and reads a quantized
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/residual_norm.h"
 #include "model/unscaled_rows.h"
 #include "model/weights.h"
 #include "ops/activation.h"
@@ -34,6 +36,8 @@ struct ActivationSource {
   const float* unfold = nullptr;
   // set: the input is glu(gate, up) of these unscaled results (GatedSums), x and up unset
   const GatedSums* sums = nullptr;
+  // set: the input is these rows (model::ResidualNorm, width k), x and up unset; unfold may be set too
+  const model::ResidualNorm* residual = nullptr;
 
   static ActivationSource rows(const float* x) { return {x, nullptr, ops::Glu::kSwiglu, nullptr, nullptr}; }
   static ActivationSource gated(ops::Glu glu, const float* gate, const float* up) { return {gate, up, glu}; }
@@ -45,6 +49,13 @@ struct ActivationSource {
     ActivationSource s;
     s.glu = glu;
     s.sums = sums;
+    return s;
+  }
+
+  // `rows` must outlive the source.
+  static ActivationSource residual_rows(const model::ResidualNorm* rows) {
+    ActivationSource s;
+    s.residual = rows;
     return s;
   }
 
@@ -65,10 +76,14 @@ struct ActivationSource {
   // w.in_norm; the int4 weights carry it, weights/packed_int4.h); a gated or quantized source, or a
   // w without in_norm: this source unchanged.
   ActivationSource unfold_norm(const model::Linear& w) const;
-  // The input as f32 rows (not checked finite): x itself, glu(x, up) or x with the norm divided out
-  // written into `all` (m × k).
+  // The input as f32 rows (not checked finite): x itself, glu(x, up), the residual source's rows or x,
+  // with the norm divided out when unfold is set, written into `all` (m × k).
   // A quantized source has no f32 rows: ork::Error. A GatedSums source's rows are scaled, then activated.
   const float* materialize(const model::Linear& w, int64_t m, std::vector<float>& all) const;
+
+ private:
+  // ork::Error unless the residual source gives rows of w.k values and is consistent.
+  void check_residual(const model::Linear& w) const;
 };
 
 }  // namespace ork::runtime

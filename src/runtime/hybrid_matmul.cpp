@@ -72,6 +72,7 @@ void HybridMatmul::run_cpu(const model::Linear& w, const ActivationSource& in, i
   cpu_calls_++;
   cpu_modeled_ns_ += scheduler_.cpu_ns(m, w.k, w.n);
   if (skip_cpu_arithmetic_) {
+    if (in.residual != nullptr) in.residual->materialize(m);  // the stream rows are written all the same
     std::memset(y, 0, size_t(m * w.n) * sizeof(float));
     return;
   }
@@ -131,7 +132,7 @@ void HybridMatmul::run_group(std::span<const model::Linear* const> ws, const Act
     npu_calls_++;
     ORK_CHECK(in.up == nullptr && in.sums == nullptr && in.xq == nullptr && in.unfold == nullptr,
               "a group call reads f32 rows");
-    npu_->matmul_group(ws, in.x, m, ys);
+    npu_->matmul_group(ws, in.residual != nullptr ? in.residual->materialize(m) : in.x, m, ys);
   }
 }
 
@@ -172,11 +173,11 @@ void HybridMatmul::run_group_unscaled(std::span<const model::Linear* const> ws, 
   npu_->describe_sums(ws, ys, {}, out);
 }
 
-void HybridMatmul::matmul_group_unscaled(std::span<const model::Linear* const> ws, const float* x, int64_t m,
-                                         std::span<float* const> ys, std::span<model::UnscaledRows> out) {
+void HybridMatmul::matmul_group_unscaled(std::span<const model::Linear* const> ws, const model::ResidualNorm& in,
+                                         int64_t m, std::span<float* const> ys, std::span<model::UnscaledRows> out) {
   ORK_CHECK(out.size() == ws.size() && ys.size() == ws.size(), "matmul group: ", ws.size(), " weights, ", ys.size(),
             " outputs, ", out.size(), " results");
-  run_group_unscaled(ws, ActivationSource::rows(x), m, ys, decide(ws, m), out);
+  run_group_unscaled(ws, ActivationSource::residual_rows(&in), m, ys, decide(ws, m), out);
 }
 
 model::UnscaledRows HybridMatmul::matmul_unscaled(const model::Linear& w, const float* x, int64_t m, float* y) {
@@ -188,8 +189,8 @@ model::UnscaledRows HybridMatmul::matmul_unscaled(const model::Linear& w, const 
 }
 
 model::UnscaledRows HybridMatmul::ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down,
-                                      ops::Glu glu, const float* x, int64_t m, float* gate_out, float* up_out,
-                                      float* act, float* y) {
+                                      ops::Glu glu, const model::ResidualNorm& in, int64_t m, float* gate_out,
+                                      float* up_out, float* act, float* y) {
   (void)act;
   const model::Linear* gu[] = {&gate, &up};
   const model::Linear* one[] = {&down};
@@ -198,13 +199,13 @@ model::UnscaledRows HybridMatmul::ffn(const model::Linear& gate, const model::Li
   model::UnscaledRows out[1];
   const Choice& c = decide(gu, m);
   if (c.cpu || !npu_->runs_as_one_job(gu)) {  // no unscaled gate/up results to carry over
-    run_group(gu, ActivationSource::rows(x), m, gu_out, c);
+    run_group(gu, ActivationSource::residual_rows(&in), m, gu_out, c);
     run_group_unscaled(one, ActivationSource::gated(glu, gate_out, up_out), m, outs, decide(one, m), out);
     return out[0];
   }
   model::check_ffn_shapes(gate, up, down);
   model::UnscaledRows both[2];
-  run_group_unscaled(gu, ActivationSource::rows(x), m, gu_out, c, both);
+  run_group_unscaled(gu, ActivationSource::residual_rows(&in), m, gu_out, c, both);
   ffn_sa_.assign(both[0].sa, both[0].sa + m);  // the next call's input scales replace these
   GatedSums sums{both[0], both[1]};
   sums.gate.sa = sums.up.sa = ffn_sa_.data();

@@ -69,11 +69,14 @@ class HybridMatmul final : public model::MatmulBackend {
   // and scaled inside down's quantizing pass, down where the schedule puts it (its NPU side's results
   // unscaled too); the default's two calls when gate/up run on the CPU alone or cannot fuse
   // (NpuMatmul::runs_as_one_job). The same bits either way.
+  // gate/up's input rows (model::ResidualNorm) are computed inside the quantizing pass of whichever
+  // side runs them (once for both sides of a split).
   model::UnscaledRows ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down,
-                          ops::Glu glu, const float* x, int64_t m, float* gate_out, float* up_out, float* act,
-                          float* y) override;
-  // Where the schedule puts them, the NPU side's results unscaled (its columns of a split call).
-  void matmul_group_unscaled(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+                          ops::Glu glu, const model::ResidualNorm& in, int64_t m, float* gate_out, float* up_out,
+                          float* act, float* y) override;
+  // Where the schedule puts them, the NPU side's results unscaled (its columns of a split call); the
+  // input rows computed inside the quantizing pass, as ffn's.
+  void matmul_group_unscaled(std::span<const model::Linear* const> ws, const model::ResidualNorm& in, int64_t m,
                              std::span<float* const> ys, std::span<model::UnscaledRows> out) override;
   model::UnscaledRows matmul_unscaled(const model::Linear& w, const float* x, int64_t m, float* y) override;
   void expect_experts(int64_t layer, std::span<const int32_t> experts, bool guess) override {

@@ -254,50 +254,55 @@ void NpuMatmul::describe_sums(std::span<const model::Linear* const> ws, std::spa
     out[i] = {ys[i], ws[i]->n, rows.empty() ? ws[i]->n : rows[i], sa_.data(), weight_scales(*ws[i])};
 }
 
-void NpuMatmul::matmul_group_unscaled(std::span<const model::Linear* const> ws, const float* x, int64_t m,
-                                      std::span<float* const> ys, std::span<model::UnscaledRows> out) {
+void NpuMatmul::matmul_group_unscaled(std::span<const model::Linear* const> ws, const model::ResidualNorm& in,
+                                      int64_t m, std::span<float* const> ys, std::span<model::UnscaledRows> out) {
   if (!runs_as_one_job(ws)) {
-    MatmulBackend::matmul_group_unscaled(ws, x, m, ys, out);
+    MatmulBackend::matmul_group_unscaled(ws, in, m, ys, out);
     return;
   }
+  run_sums_unscaled(ws, ActivationSource::residual_rows(&in), m, ys, out);
+}
+
+void NpuMatmul::run_sums_unscaled(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
+                                  std::span<float* const> ys, std::span<model::UnscaledRows> out) {
   ORK_CHECK(out.size() == ws.size() && ys.size() == ws.size(), "matmul group: ", ws.size(), " weights, ", ys.size(),
             " outputs, ", out.size(), " results");
-  run_resident_group(ws, ActivationSource::rows(x), m, ys, {}, true);
+  run_resident_group(ws, in, m, ys, {}, true);
   describe_sums(ws, ys, {}, out);
 }
 
 model::UnscaledRows NpuMatmul::matmul_unscaled(const model::Linear& w, const float* x, int64_t m, float* y) {
   const model::Linear* one[] = {&w};
+  if (!runs_as_one_job(one)) return MatmulBackend::matmul_unscaled(w, x, m, y);
   float* ys[] = {y};
   model::UnscaledRows out[1];
-  matmul_group_unscaled(one, x, m, ys, out);
+  run_sums_unscaled(one, ActivationSource::rows(x), m, ys, out);
   return out[0];
 }
 
 model::UnscaledRows NpuMatmul::ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down,
-                                   ops::Glu glu, const float* x, int64_t m, float* gate_out, float* up_out,
-                                   float* act, float* y) {
+                                   ops::Glu glu, const model::ResidualNorm& in, int64_t m, float* gate_out,
+                                   float* up_out, float* act, float* y) {
   const model::Linear* gu[] = {&gate, &up};
-  if (!runs_as_one_job(gu)) return MatmulBackend::ffn(gate, up, down, glu, x, m, gate_out, up_out, act, y);
+  if (!runs_as_one_job(gu)) return MatmulBackend::ffn(gate, up, down, glu, in, m, gate_out, up_out, act, y);
   model::check_ffn_shapes(gate, up, down);
   float* outs[] = {gate_out, up_out};
-  run_resident_group(gu, ActivationSource::rows(x), m, outs, {}, true);
+  run_resident_group(gu, ActivationSource::residual_rows(&in), m, outs, {}, true);
   ffn_sa_.assign(sa_.begin(), sa_.begin() + m);  // sa_ is down's own next
   GatedSums sums;
   model::UnscaledRows both[2];
   describe_sums(gu, outs, {}, both);
   sums.gate = both[0], sums.up = both[1];
   sums.gate.sa = sums.up.sa = ffn_sa_.data();
-  const ActivationSource in = ActivationSource::gated_sums(glu, &sums);
+  const ActivationSource gated = ActivationSource::gated_sums(glu, &sums);
   const model::Linear* one[] = {&down};
   if (!runs_as_one_job(one)) {
-    run(down, in, m, y);
+    run(down, gated, m, y);
     return model::UnscaledRows::f32(y, down.n);
   }
   float* ys[] = {y};
   model::UnscaledRows out[1];
-  run_resident_group(one, in, m, ys, {}, true);
-  describe_sums(one, ys, {}, out);
+  run_sums_unscaled(one, gated, m, ys, out);
   return out[0];
 }
 

@@ -51,11 +51,14 @@ class NpuMatmul final : public model::MatmulBackend {
   // (ActivationSource::gated_sums) when runs_as_one_job({gate, up}); otherwise the default's two calls.
   // down's results unscaled when runs_as_one_job({down}). int8 and int4 weights alike: their int32
   // sums are scaled the same way (after combining the halves for W4A8).
+  // gate/up's input rows (model::ResidualNorm) computed inside their quantizing pass (one job) or
+  // materialized first (the default's two calls).
   model::UnscaledRows ffn(const model::Linear& gate, const model::Linear& up, const model::Linear& down,
-                          ops::Glu glu, const float* x, int64_t m, float* gate_out, float* up_out, float* act,
-                          float* y) override;
-  // Unscaled (matmul_sums) when runs_as_one_job(ws); otherwise the f32 results of matmul_group / matmul.
-  void matmul_group_unscaled(std::span<const model::Linear* const> ws, const float* x, int64_t m,
+                          ops::Glu glu, const model::ResidualNorm& in, int64_t m, float* gate_out, float* up_out,
+                          float* act, float* y) override;
+  // Unscaled (matmul_sums) when runs_as_one_job(ws), the input rows computed inside the quantizing pass;
+  // otherwise the default's (materialized rows, f32 results of matmul_group / matmul).
+  void matmul_group_unscaled(std::span<const model::Linear* const> ws, const model::ResidualNorm& in, int64_t m,
                              std::span<float* const> ys, std::span<model::UnscaledRows> out) override;
   model::UnscaledRows matmul_unscaled(const model::Linear& w, const float* x, int64_t m, float* y) override;
   // The results matmul_sums left in ys described for their reader (input_scales(), weight_scales):
@@ -125,6 +128,9 @@ class NpuMatmul final : public model::MatmulBackend {
                           std::span<float* const> ys, std::span<const int64_t> rows, bool sums = false);
   // matmul() of one weight on any input source: slice by slice, streamed or resident.
   void run(const model::Linear& w, const ActivationSource& in, int64_t m, float* y);
+  // run_resident_group with the results left unscaled, out[i] describing ys[i]. Requires runs_as_one_job(ws).
+  void run_sums_unscaled(std::span<const model::Linear* const> ws, const ActivationSource& in, int64_t m,
+                         std::span<float* const> ys, std::span<model::UnscaledRows> out);
   // xq_, sa_ = the input (m × w.k) rotated and quantized per row, as the packed weights were
   // (ActivationSource::quantize, one pass per row); a non-finite input throws
   // model::fail_non_finite naming w.

@@ -91,6 +91,29 @@ TEST(HostCost, ResultsScaledByTheirReadersSaveThreeScalePassesPerLayer) {
   EXPECT_NEAR(a.ns - b.ns, 3 * (3e3 + per_layer), 1e-6);
 }
 
+TEST(HostCost, ResidualAddsDoneByTheQuantizingPassesSaveAnOpAndTheNormedRows) {
+  BoardProfile p;
+  p.cpu_read_gbps = 1, p.cpu_f32_gflops = 1e30, p.host_op_us = 1, p.cpu_call_us = 10;  // one byte per ns
+  HostShape unfused = small_shape(), fused = small_shape();
+  unfused.scale_in_readers = fused.scale_in_readers = true;
+  fused.residual_in_quantize = true;
+  const HostPass pass = sequence_pass(0, 5, 2);
+  const HostCost a = cost_host_pass(p, unfused, pass), b = cost_host_pass(p, fused, pass);
+  // 3 layers of hidden 64, 5 rows, 2 of them reach the output. Gone: layer 0's norm op (5 rows read and
+  // written: 8 bytes per value), the normed rows each add wrote and its quantizing pass read (8 bytes per
+  // value, 2 adds per layer but the last); the last layer's add over 5 rows (12 bytes per value) and the
+  // output norm (8) become one pass over the 2 output rows (base and branch read, stream and normed
+  // row written: 16).
+  EXPECT_EQ(a.ops - b.ops, 1.0 + 2 * 3 - 1 + 1);
+  const double E = 64, m = 5, o = 2;
+  const double saved = 8 * m * E + 8 * m * E * (2 * 3 - 1) + 12 * m * E + 8 * o * E - 16 * o * E;
+  EXPECT_DOUBLE_EQ(a.bytes - b.bytes, saved);
+  EXPECT_NEAR(a.ns - b.ns, (1 + 2 * 3 - 1 + 1) * 1e3 + saved, 1e-6);
+  // Without int8 matmuls nothing is quantized: the flag changes nothing.
+  unfused.int8_matmuls = fused.int8_matmuls = false;
+  EXPECT_DOUBLE_EQ(cost_host_pass(p, unfused, pass).ns, cost_host_pass(p, fused, pass).ns);
+}
+
 TEST(HostCost, QkvBiasesAreAddedInTheRopePass) {
   BoardProfile p;
   p.cpu_read_gbps = 1e30, p.cpu_f32_gflops = 1, p.host_op_us = 0, p.cpu_call_us = 0;  // one flop per ns

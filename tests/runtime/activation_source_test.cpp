@@ -2,7 +2,10 @@
 // two sides share) quantize to the same bits; a quantized source has no f32 form.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -98,6 +101,62 @@ TEST(UnscaledRows, ScaledInPlaceGiveDequantizeI32sBits) {
   rows.scale_rows(m);
   EXPECT_EQ(rows.n_sums, 0);
   EXPECT_EQ(std::memcmp(y.data(), want.data(), want.size() * 4), 0);
+}
+
+// The normed residual stream with its add pending (model::ResidualNorm), computed inside the
+// quantizing pass, quantizes to the bits of its materialized rows — plain, with a norm weight divided
+// out (the int4 paths' unfold) and as int4 codes — and writes the stream on the way; a NaN in it is
+// reported as the weight's input.
+TEST(ActivationSource, AResidualSourceGivesTheBitsOfItsMaterializedRows) {
+  const int64_t m = 4, k = 96;
+  gguf::TensorInfo info;
+  info.name = "blk.3.attn_q.weight";
+  model::Linear w;
+  w.k = k, w.n = 8, w.w = &info;
+  const std::vector<float> base = random_rows(m * k, 21), branch = random_rows(m * k, 22);
+  const std::vector<float> norm = random_rows(k, 23), fold = random_rows(k, 24);
+  std::vector<float> h(size_t(m * k)), stream(size_t(m * k)), stream2(size_t(m * k), -1.f);
+  model::ResidualNorm r = model::ResidualNorm::normed(base.data(), norm.data(), 1e-6f, k, h.data(), nullptr);
+  r.branch = model::UnscaledRows::f32(branch.data(), k);
+  r.stream_out = stream.data();
+  const float* rows = r.materialize(m);
+  model::ResidualNorm fused = r;
+  fused.stream_out = stream2.data();
+  fused.h = nullptr;  // the quantizing pass writes no rows
+
+  for (const bool unfold : {false, true}) {
+    w.in_norm = unfold ? fold.data() : nullptr;
+    const ActivationSource want = ActivationSource::rows(rows).unfold_norm(w);
+    const ActivationSource got = ActivationSource::residual_rows(&fused).unfold_norm(w);
+    std::vector<int8_t> xq, want_q;
+    std::vector<float> sa, want_sa, act, rot;
+    want.quantize(w, m, want_q, want_sa, act, rot);
+    std::fill(stream2.begin(), stream2.end(), -1.f);
+    got.quantize(w, m, xq, sa, act, rot);
+    EXPECT_EQ(xq, want_q) << "unfold " << unfold;
+    EXPECT_EQ(sa, want_sa) << "unfold " << unfold;
+    EXPECT_EQ(stream2, stream) << "the stream written by the quantizing pass";
+    want.quantize_i4(w, m, want_q, want_sa, act, rot);
+    got.quantize_i4(w, m, xq, sa, act, rot);
+    EXPECT_EQ(xq, want_q) << "int4, unfold " << unfold;
+    EXPECT_EQ(sa, want_sa) << "int4, unfold " << unfold;
+  }
+
+  std::vector<float> bad = base;
+  bad[size_t(2 * k + 5)] = std::numeric_limits<float>::quiet_NaN();
+  fused.base = bad.data();
+  std::vector<int8_t> xq;
+  std::vector<float> sa, act, rot;
+  w.in_norm = nullptr;
+  try {
+    ActivationSource::residual_rows(&fused).quantize(w, m, xq, sa, act, rot);
+    FAIL() << "a NaN in the stream was quantized";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("blk.3.attn_q.weight"), std::string::npos) << e.what();
+  }
+  model::Linear narrow = w;
+  narrow.k = k - 32;
+  EXPECT_THROW(ActivationSource::residual_rows(&fused).quantize(narrow, m, xq, sa, act, rot), Error);
 }
 
 TEST(ActivationSource, AQuantizedSourceHasNoFloatRows) {

@@ -61,14 +61,22 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
   // normed: the input follows a norm, whose weight int4 weights fold in (HostShape::norm_fold).
   // glu from sums (HostShape::glu_from_sums): gate and up read as int32 (the same bytes as f32) and
   // scaled in the pass.
-  const auto quantize = [&](double rows, int64_t width, bool glu = false, bool normed = false) {
+  // residual (HostShape::residual_in_quantize): the input is the stream after a residual add, normed in
+  // the pass — base and branch read, the stream written (12 bytes per element instead of 4), the add
+  // and the norm's 5 flops (and 2 more when the branch is scaled as it is read); norm_only: layer 0's
+  // rows, normed in the pass (4 flops).
+  enum class Pre { kNone, kNormOnly, kResidual, kResidualScaled };
+  const auto quantize = [&](double rows, int64_t width, bool glu = false, bool normed = false, Pre pre = Pre::kNone) {
     if (!q8) return;
     const int64_t b = quant::int8_rotation_block(width);
     const double rotate = b > 1 ? std::log2(double(b)) + 1 : 0;
     const double elems = rows * double(width);
     const double unfold = normed && s.norm_fold ? 1 : 0;
     const double glu_flops = glu ? (s.glu_from_sums ? 14 : 10) : 0;
-    t.op(HostKind::kQuantize, (glu ? 9 : 5) * elems, (glu_flops + 4 + rotate + unfold) * elems, p.host_op_us);
+    const bool residual = pre == Pre::kResidual || pre == Pre::kResidualScaled;
+    const double pre_flops = pre == Pre::kNone ? 0 : pre == Pre::kNormOnly ? 4 : pre == Pre::kResidual ? 5 : 7;
+    t.op(HostKind::kQuantize, (glu ? 9 : residual ? 13 : 5) * elems,
+         (glu_flops + pre_flops + 4 + rotate + unfold) * elems, p.host_op_us);
   };
   const auto scale = [&](double elems) {  // int32 → f32 × row scale × column scale
     if (q8) t.op(HostKind::kScale, 8 * elems, 2 * elems, p.host_op_us);
@@ -84,10 +92,17 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
       t.op(HostKind::kNormResidual, 4 * 3 * m * E, m * E + extra, p.host_op_us);
     }
   };
-  if (s.layers > 0) t.vec(HostKind::kNormResidual, m * E, m * E, 4);  // layer 0's attn_norm (later layers': add_norm)
+  const bool fused_residual = q8 && s.residual_in_quantize;
+  const bool in_readers = q8 && s.scale_in_readers;  // the scales below done by the passes that read
+  const Pre residual_pre = in_readers ? Pre::kResidualScaled : Pre::kResidual;
+  // layer 0's attn_norm (later layers': add_norm, or the Q/K/V quantizing pass)
+  if (s.layers > 0 && !fused_residual) t.vec(HostKind::kNormResidual, m * E, m * E, 4);
   for (int64_t l = 0; l < s.layers; ++l) {
-    quantize(m, s.hidden, false, true);  // Q/K/V input
-    const bool in_readers = q8 && s.scale_in_readers;  // the scales below done by the passes that read
+    if (fused_residual) {  // Q/K/V input: layer 0's rows normed, or the previous layer's last add and norm
+      quantize(m, s.hidden, false, true, l == 0 ? Pre::kNormOnly : residual_pre);
+    } else {
+      quantize(m, s.hidden, false, true);
+    }
     if (!in_readers) scale(m * (Q + 2 * KV));  // Q/K/V results
     // One pass per row (Forward::attend): the Q/K/V biases, RoPE on q and k, the K/V row stored (and
     // with in_readers the rows scaled first, V's written back).
@@ -112,8 +127,12 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
          keys * double(s.heads) * (4 * double(s.head_dim) + 5) + converts, seqs * p.cpu_call_us);
     quantize(m, s.heads * s.head_dim);  // attention output
     if (!in_readers) scale(m * E);   // attn_output
-    add_norm(true, in_readers);      // residual add + ffn_norm
-    quantize(m, s.hidden, false, true);
+    if (fused_residual) {            // residual add + ffn_norm in gate/up's quantizing pass
+      quantize(m, s.hidden, false, true, residual_pre);
+    } else {
+      add_norm(true, in_readers);    // residual add + ffn_norm
+      quantize(m, s.hidden, false, true);
+    }
     if (!s.glu_from_sums) scale(m * 2 * F);  // gate, up (else in ffn_down's quantizing pass)
     if (q8) {
       quantize(m, s.ff, true);       // SwiGLU and ffn_down's input quantized in one pass
@@ -121,11 +140,16 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
       t.vec(HostKind::kQuantize, 2 * m * F, m * F, 10);   // SwiGLU (an exp per element)
     }
     if (!in_readers) scale(m * E);   // ffn_down
-    add_norm(l + 1 < s.layers, in_readers);  // residual add + the next layer's attn_norm
+    // residual add + the next layer's attn_norm (fused: in the next Q/K/V quantizing pass, below for the last)
+    if (!fused_residual) add_norm(l + 1 < s.layers, in_readers);
   }
   t.vec(HostKind::kEdges, m * E, m * E, 0);  // embedding rows
   const double o = double(pass.out_rows);
-  t.vec(HostKind::kNormResidual, o * E, o * E, 4);  // output_norm
+  if (fused_residual && s.layers > 0) {  // the last add and output_norm, of the output rows only
+    t.op(HostKind::kNormResidual, 4 * 4 * o * E, (in_readers ? 7 : 5) * o * E, p.host_op_us);
+  } else {
+    t.vec(HostKind::kNormResidual, o * E, o * E, 4);  // output_norm
+  }
   quantize(o, s.hidden, false, true);
   scale(o * double(s.vocab));        // logits
   t.vec(HostKind::kEdges, o * double(s.vocab), 0, 1);  // the logits checked finite (Forward::run)

@@ -45,6 +45,12 @@ struct HostShape {
   // (MatmulBackend::*_unscaled: the RoPE pass in place, the residual adds into a row buffer): no scale
   // pass of their own, 2 flops per value in the reader, and V's rows written back by the RoPE pass.
   bool scale_in_readers = false;
+  // Each residual add and the next input's RMSNorm are done by that input's quantizing pass
+  // (model::ResidualNorm: MatmulBackend::matmul_group_unscaled and ffn compute their input rows as
+  // they quantize them): one op instead of two, the normed rows never written (the stream still is);
+  // layer 0's attn_norm in its Q/K/V quantizing pass; the last layer's add and the output norm for
+  // the output rows only (Forward::run).
+  bool residual_in_quantize = false;
 };
 
 // One pass over `rows` tokens of one or more sequences.
@@ -66,6 +72,7 @@ HostPass sequence_pass(int64_t pos0, int64_t n, int64_t out_rows, int64_t rows_p
 enum class HostKind : int {
   kQuantize,      // a matmul's input checked, rotated and quantized, with the FFN's activation (fused
                   // into ffn_down's quantizing pass on the int8 paths, an op of its own on the float path)
+                  // and, with HostShape::residual_in_quantize, the residual add and RMSNorm before it
   kScale,         // a matmul's int32 results scaled to f32
   kRopeKv,        // the Q/K/V biases, RoPE and the K/V store
   kAttention,     // attention, and converting the cache rows it reads to f32
