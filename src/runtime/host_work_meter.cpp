@@ -15,10 +15,10 @@ npu::sim::HostShape host_shape_of(const model::Config& c, model::KvType kv, bool
   s.int8_matmuls = true;
   s.qkv_bias = c.qkv_bias;
   s.norm_fold = norm_fold;
-  s.glu_from_sums = !c.is_moe();  // MatmulBackend::ffn's fused form (a MoE layer runs its experts' calls)
-  s.scale_in_readers = !c.is_moe();  // Forward's readers of unscaled results (a MoE FFN's are scaled)
-  // model::ResidualNorm read by the quantizing passes (a MoE FFN's input is materialized for its router)
-  s.residual_in_quantize = !c.is_moe();
+  s.glu_from_sums = true;         // MatmulBackend::ffn's fused form
+  s.scale_in_readers = true;      // Forward's readers of unscaled results
+  s.residual_in_quantize = true;  // model::ResidualNorm read by the quantizing passes
+  s.moe_ffn = c.is_moe();         // ... except what a MoE FFN does otherwise (HostShape::moe_ffn)
   return s;
 }
 

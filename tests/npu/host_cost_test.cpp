@@ -114,6 +114,25 @@ TEST(HostCost, ResidualAddsDoneByTheQuantizingPassesSaveAnOpAndTheNormedRows) {
   EXPECT_DOUBLE_EQ(cost_host_pass(p, unfused, pass).ns, cost_host_pass(p, fused, pass).ns);
 }
 
+TEST(HostCost, AMoeFfnScalesItsOwnResultsAndWritesItsInput) {
+  BoardProfile p;
+  p.cpu_read_gbps = 1, p.cpu_f32_gflops = 1e30, p.host_op_us = 1, p.cpu_call_us = 10;  // one byte per ns
+  HostShape dense = small_shape();
+  dense.glu_from_sums = dense.scale_in_readers = dense.residual_in_quantize = true;
+  HostShape moe = dense;
+  moe.moe_ffn = true;
+  const HostPass pass = sequence_pass(0, 5, 1);
+  const HostCost a = cost_host_pass(p, dense, pass), b = cost_host_pass(p, moe, pass);
+  // Per layer three ops more: gate/up's scale (8 bytes per value of 2 × ff 128), ffn_down's (hidden
+  // 64) and the residual add before the FFN as a pass of its own whose normed rows the quantizing
+  // pass reads back (8 bytes per hidden value more).
+  EXPECT_EQ(b.ops - a.ops, 3.0 * 3);
+  const double E = 64, F = 128, m = 5;
+  EXPECT_DOUBLE_EQ(b.bytes - a.bytes, 3 * (8 * m * 2 * F + 8 * m * E + 8 * m * E));
+  // Q/K/V and attn_output are read as the dense layer's: nothing else moves.
+  EXPECT_NEAR(b.ns - a.ns, 3 * (3e3 + 8 * m * 2 * F + 16 * m * E), 1e-6);
+}
+
 TEST(HostCost, QkvBiasesAreAddedInTheRopePass) {
   BoardProfile p;
   p.cpu_read_gbps = 1e30, p.cpu_f32_gflops = 1, p.host_op_us = 0, p.cpu_call_us = 0;  // one flop per ns

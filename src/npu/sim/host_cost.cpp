@@ -53,6 +53,9 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
   const double m = double(pass.rows), E = double(s.hidden), F = double(s.ff);
   const double Q = double(s.heads * s.head_dim), KV = double(s.kv_heads * s.head_dim);
   const bool q8 = s.int8_matmuls;
+  // A MoE FFN (HostShape::moe_ffn): its experts' calls scale their own results, and its input is
+  // written whole for the router; Q/K/V's and attn_output's readers are the dense layer's.
+  const bool glu_sums = s.glu_from_sums && !s.moe_ffn;
   // f32 → int8 with one scale per row, of rows of `width` inputs: the finiteness test, the
   // block-Hadamard butterflies (log2 b add/sub and one scaling per element, the row in cache) and the
   // quantization (amax, divide, round) in one pass.
@@ -72,7 +75,7 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
     const double rotate = b > 1 ? std::log2(double(b)) + 1 : 0;
     const double elems = rows * double(width);
     const double unfold = normed && s.norm_fold ? 1 : 0;
-    const double glu_flops = glu ? (s.glu_from_sums ? 14 : 10) : 0;
+    const double glu_flops = glu ? (glu_sums ? 14 : 10) : 0;
     const bool residual = pre == Pre::kResidual || pre == Pre::kResidualScaled;
     const double pre_flops = pre == Pre::kNone ? 0 : pre == Pre::kNormOnly ? 4 : pre == Pre::kResidual ? 5 : 7;
     t.op(HostKind::kQuantize, (glu ? 9 : residual ? 13 : 5) * elems,
@@ -94,12 +97,16 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
   };
   const bool fused_residual = q8 && s.residual_in_quantize;
   const bool in_readers = q8 && s.scale_in_readers;  // the scales below done by the passes that read
-  const Pre residual_pre = in_readers ? Pre::kResidualScaled : Pre::kResidual;
+  const bool down_in_reader = in_readers && !s.moe_ffn;  // the FFN's results scaled by the residual add
+  const bool ffn_fused_residual = fused_residual && !s.moe_ffn;  // the FFN's input rows never written
+  // The residual add before Q/K/V (after the FFN) and before the FFN (after attn_output).
+  const Pre qkv_pre = down_in_reader ? Pre::kResidualScaled : Pre::kResidual;
+  const Pre ffn_pre = in_readers ? Pre::kResidualScaled : Pre::kResidual;
   // layer 0's attn_norm (later layers': add_norm, or the Q/K/V quantizing pass)
   if (s.layers > 0 && !fused_residual) t.vec(HostKind::kNormResidual, m * E, m * E, 4);
   for (int64_t l = 0; l < s.layers; ++l) {
     if (fused_residual) {  // Q/K/V input: layer 0's rows normed, or the previous layer's last add and norm
-      quantize(m, s.hidden, false, true, l == 0 ? Pre::kNormOnly : residual_pre);
+      quantize(m, s.hidden, false, true, l == 0 ? Pre::kNormOnly : qkv_pre);
     } else {
       quantize(m, s.hidden, false, true);
     }
@@ -127,26 +134,26 @@ HostCost cost_host_pass(const BoardProfile& p, const HostShape& s, const HostPas
          keys * double(s.heads) * (4 * double(s.head_dim) + 5) + converts, seqs * p.cpu_call_us);
     quantize(m, s.heads * s.head_dim);  // attention output
     if (!in_readers) scale(m * E);   // attn_output
-    if (fused_residual) {            // residual add + ffn_norm in gate/up's quantizing pass
-      quantize(m, s.hidden, false, true, residual_pre);
+    if (ffn_fused_residual) {        // residual add + ffn_norm in gate/up's quantizing pass
+      quantize(m, s.hidden, false, true, ffn_pre);
     } else {
       add_norm(true, in_readers);    // residual add + ffn_norm
       quantize(m, s.hidden, false, true);
     }
-    if (!s.glu_from_sums) scale(m * 2 * F);  // gate, up (else in ffn_down's quantizing pass)
+    if (!glu_sums) scale(m * 2 * F);  // gate, up (else in ffn_down's quantizing pass)
     if (q8) {
       quantize(m, s.ff, true);       // SwiGLU and ffn_down's input quantized in one pass
     } else {
       t.vec(HostKind::kQuantize, 2 * m * F, m * F, 10);   // SwiGLU (an exp per element)
     }
-    if (!in_readers) scale(m * E);   // ffn_down
+    if (!down_in_reader) scale(m * E);  // ffn_down
     // residual add + the next layer's attn_norm (fused: in the next Q/K/V quantizing pass, below for the last)
-    if (!fused_residual) add_norm(l + 1 < s.layers, in_readers);
+    if (!fused_residual) add_norm(l + 1 < s.layers, down_in_reader);
   }
   t.vec(HostKind::kEdges, m * E, m * E, 0);  // embedding rows
   const double o = double(pass.out_rows);
   if (fused_residual && s.layers > 0) {  // the last add and output_norm, of the output rows only
-    t.op(HostKind::kNormResidual, 4 * 4 * o * E, (in_readers ? 7 : 5) * o * E, p.host_op_us);
+    t.op(HostKind::kNormResidual, 4 * 4 * o * E, (down_in_reader ? 7 : 5) * o * E, p.host_op_us);
   } else {
     t.vec(HostKind::kNormResidual, o * E, o * E, 4);  // output_norm
   }

@@ -51,6 +51,11 @@ struct HostShape {
   // layer 0's attn_norm in its Q/K/V quantizing pass; the last layer's add and the output norm for
   // the output rows only (Forward::run).
   bool residual_in_quantize = false;
+  // The FFN is a MoE layer's (model::MoeFfn), priced as a dense one of the routed experts' width `ff`
+  // whose calls scale their own results (no glu_from_sums, ffn_down's results not scaled by the
+  // residual add) and whose input rows are written for the router (no residual_in_quantize there);
+  // Q/K/V and attn_output as the dense layer's.
+  bool moe_ffn = false;
 };
 
 // One pass over `rows` tokens of one or more sequences.
