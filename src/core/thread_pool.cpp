@@ -31,6 +31,20 @@ bool spin_until(Pred pred) {
   }
 }
 
+// Claims one chunk of [next, end) and prefetches it (counted in `bytes`); false when the range is
+// used up. A range changed meanwhile may get one chunk of the old or a mix: prefetches never fault.
+bool prefetch_chunk(std::atomic<uintptr_t>& next, const std::atomic<uintptr_t>& end, std::atomic<uint64_t>& bytes) {
+  constexpr uintptr_t kChunk = 4096, kLine = 64;
+  const uintptr_t e = end.load(std::memory_order_relaxed);
+  if (next.load(std::memory_order_relaxed) >= e) return false;
+  const uintptr_t b = next.fetch_add(kChunk, std::memory_order_relaxed);
+  if (b >= e) return false;
+  const uintptr_t stop = std::min(b + kChunk, e);
+  for (uintptr_t a = b; a < stop; a += kLine) __builtin_prefetch(reinterpret_cast<const void*>(a), 0, 3);
+  bytes.fetch_add(stop - b, std::memory_order_relaxed);
+  return true;
+}
+
 // kHz from cpufreq, 0 when the kernel does not say.
 int64_t max_freq_khz(int cpu) {
   std::ifstream f("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq/cpuinfo_max_freq");
@@ -110,8 +124,10 @@ void ThreadPool::execute(int index) {
 void ThreadPool::worker_main(int index) {
   uint64_t seen = 0;
   const auto woken = [&] { return stop_.load() || generation_.load() != seen; };
+  // While spinning, the idle hint's next chunk (prefetch_while_idle) instead of a pause.
+  const auto woken_or_prefetch = [&] { return woken() || (prefetch_chunk(idle_next_, idle_end_, idle_bytes_) && false); };
   for (;;) {
-    if (!spin_until(woken)) {
+    if (!spin_until(woken_or_prefetch)) {
       std::unique_lock<std::mutex> lock(mutex_);
       sleepers_.fetch_add(1);
       wake_.wait(lock, woken);
@@ -155,7 +171,17 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
   per_thread_ = nullptr;
 }
 
+void ThreadPool::prefetch_while_idle(const void* p, size_t bytes) {
+  if (n_threads_ == 1 || bytes == 0) return;
+  std::lock_guard<std::mutex> call(call_mutex_);
+  const uintptr_t b = reinterpret_cast<uintptr_t>(p);
+  idle_end_.store(b, std::memory_order_relaxed);  // empty while the start moves
+  idle_next_.store(b, std::memory_order_relaxed);
+  idle_end_.store(b + bytes, std::memory_order_relaxed);
+}
+
 void ThreadPool::dispatch() {
+  idle_end_.store(idle_next_.load(std::memory_order_relaxed), std::memory_order_relaxed);  // the hint ends
   error_ = nullptr;
   pending_.store(n_threads_ - 1);
   generation_.fetch_add(1);  // publishes the loop set up by the caller

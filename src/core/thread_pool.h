@@ -5,6 +5,8 @@
 // Waiting: a worker that finished a loop spins (with a CPU pause) for up to kSpinMicros before it
 // sleeps on a condition variable, and so does the caller waiting for the workers, because a decode
 // step issues a loop every few microseconds and a futex wake-up costs about as much as the loop.
+// A spinning worker prefetches the range the caller last hinted (prefetch_while_idle: the next
+// matmul's weights while the caller works alone between loops) instead of only pausing.
 // Pinning (optional): thread i runs on the i-th CPU of pin_order(), the fastest cores first.
 // Thread-safety: parallel_for/run may be called from any thread; calls are serialized (one loop at
 // a time per pool). A loop body must not call back into the same pool.
@@ -46,6 +48,14 @@ class ThreadPool {
   // Calls fn(thread_index, size()) once on every thread of the pool (the caller is index 0).
   void run(const std::function<void(int, int)>& fn);
 
+  // A hint for the time until the next loop: the workers waiting for it issue prefetches for
+  // [p, p + bytes), from p on, a few KiB at a time, each stopping as soon as a loop starts (how far
+  // they get depends on how long the caller works alone). Prefetches never fault, so the range may
+  // be freed at any time; the next loop, run() or hint replaces it. No effect with one thread.
+  void prefetch_while_idle(const void* p, size_t bytes);
+  // Bytes the workers issued prefetches for so far (prefetch_while_idle), for tests and statistics.
+  uint64_t idle_prefetched_bytes() const { return idle_bytes_.load(std::memory_order_relaxed); }
+
  private:
   void worker_main(int index);
   // Wakes the workers for the loop set up in body_/per_thread_, runs index 0 on the caller, waits
@@ -69,6 +79,10 @@ class ThreadPool {
   std::atomic<int> sleepers_{0};         // workers asleep or about to sleep on wake_
   std::atomic<bool> caller_sleeping_{false};
   std::atomic<bool> stop_{false};
+  // prefetch_while_idle's range: the next unclaimed address and the end (equal: nothing to do).
+  std::atomic<uintptr_t> idle_next_{0};
+  std::atomic<uintptr_t> idle_end_{0};
+  std::atomic<uint64_t> idle_bytes_{0};
 
   // The current loop (valid while a loop runs).
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;

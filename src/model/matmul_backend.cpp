@@ -1,5 +1,7 @@
 #include "model/matmul_backend.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/quote.h"
 #include "gguf/file.h"
@@ -61,6 +63,7 @@ CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weig
     : pool_(pool), mode_(mode) {
   if (mode != ops::MatmulMode::kFast || weights == nullptr || file == nullptr) return;
   panels_.resize(weights->linears().size());
+  next_.assign(weights->linears().size(), -1);
   for (const Linear* lin : weights->linears()) {
     const quant::Type t = lin->w->type;
     // Packed when a vector kernel has the type (e.g. Q5_K on AVX-512 VNNI CPUs runs the AVX2 kernel).
@@ -73,9 +76,23 @@ CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weig
   }
 }
 
+void CpuMatmul::follow(int32_t index) {
+  if (index < 0 || size_t(index) >= next_.size()) return;
+  if (last_ >= 0) next_[size_t(last_)] = index;
+  last_ = index;
+}
+
+void CpuMatmul::prefetch_next(int32_t index) {
+  if (index < 0 || size_t(index) >= next_.size() || next_[size_t(index)] < 0) return;
+  const ops::QPanels* p = panels_[size_t(next_[size_t(index)])].get();
+  if (p != nullptr) pool_.prefetch_while_idle(p->panel(0), std::min(p->bytes(), kIdlePrefetchBytes));
+}
+
 void CpuMatmul::matmul(const Linear& w, const float* x, int64_t m, float* y) {
   if (const ops::QPanels* p = panels_of(w)) {
+    follow(w.index);
     ops::matmul_qpanels(pool_, x, m, *p, y);
+    prefetch_next(w.index);
     return;
   }
   ops::matmul(pool_, x, m, w.k, w.w->data, w.w->type, w.n, y, mode_);
@@ -94,7 +111,11 @@ void CpuMatmul::matmul_group(std::span<const Linear* const> ws, const float* x, 
       matmul(*ws[i], x, m, ys[i]);
     }
   }
-  if (!grouped.empty()) ops::matmul_qpanels_group(pool_, x, m, grouped, outs);
+  if (grouped.empty()) return;
+  const int32_t first = ws[size_t(std::find(ys.begin(), ys.end(), outs[0]) - ys.begin())]->index;
+  follow(first);
+  ops::matmul_qpanels_group(pool_, x, m, grouped, outs);
+  prefetch_next(first);
 }
 
 void CpuMatmul::matmul_glu(const Linear& down, ops::Glu glu, const float* gate, const float* up, int64_t m,

@@ -107,9 +107,18 @@ class CpuMatmul final : public MatmulBackend {
     return w.index >= 0 && size_t(w.index) < panels_.size() ? panels_[size_t(w.index)].get() : nullptr;
   }
 
+  // The idle prefetch: a forward pass calls the linears in the same order every step, so after a
+  // panel matmul the pool's waiting workers prefetch the start of the panels that came next last
+  // time (ThreadPool::prefetch_while_idle) while the caller runs the norms, RoPE, attention between.
+  static constexpr size_t kIdlePrefetchBytes = 512 << 10;
+  void follow(int32_t index);         // a panel matmul of linear `index` starts
+  void prefetch_next(int32_t index);  // ... and ended: hint its successor's panels
+
   ThreadPool& pool_;
   ops::MatmulMode mode_;
   std::vector<std::unique_ptr<ops::QPanels>> panels_;  // by Linear::index; null: GGUF layout
+  std::vector<int32_t> next_;  // by Linear::index: the panel linear that followed it last, or -1
+  int32_t last_ = -1;          // the last panel linear run
   uint64_t packed_bytes_ = 0;
 };
 

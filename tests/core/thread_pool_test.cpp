@@ -89,6 +89,49 @@ TEST(ThreadPool, WakesWorkersThatWentToSleep) {
   }
 }
 
+// prefetch_while_idle: a worker spinning after a loop prefetches the hinted range; the next loop
+// ends the hint; a range that is not mapped (freed, or never was) is harmless: prefetches never fault.
+// (On a loaded machine the worker may have stopped spinning before the hint comes, hence the tries.)
+TEST(ThreadPool, IdleWorkersPrefetchTheHintUntilTheNextLoop) {
+  using Clock = std::chrono::steady_clock;
+  ThreadPool pool(2);
+  const auto loops = [&](int n) {  // back to back: the worker spins between them and after the last
+    for (int i = 0; i < n; ++i) pool.parallel_for(2, 1, [](int64_t, int64_t) {});
+  };
+  // Polls for up to twice the spin time whether the workers prefetched more than `before` bytes.
+  const auto grows_from = [&](uint64_t before) {
+    const auto end = Clock::now() + std::chrono::microseconds(2 * ThreadPool::kSpinMicros);
+    while (Clock::now() < end) {
+      if (pool.idle_prefetched_bytes() > before) return true;
+      std::this_thread::yield();  // a worker sharing this CPU gets to run
+    }
+    return false;
+  };
+  std::vector<uint8_t> buf(size_t(256) << 10, 1);
+  bool prefetched = false;
+  for (int rep = 0; rep < 1000 && !prefetched; ++rep) {
+    loops(8);
+    const uint64_t before = pool.idle_prefetched_bytes();
+    pool.prefetch_while_idle(buf.data(), buf.size());
+    prefetched = grows_from(before);
+  }
+  EXPECT_TRUE(prefetched);
+
+  // A terabyte nobody mapped, far more than any idle time covers: the next loop ends it.
+  loops(8);
+  pool.prefetch_while_idle(reinterpret_cast<const void*>(uintptr_t(1) << 44), size_t(1) << 40);
+  loops(1);
+  const uint64_t at_loop = pool.idle_prefetched_bytes();
+  EXPECT_FALSE(grows_from(at_loop + 4096)) << "prefetching went on after the loop";  // one chunk may be in flight
+  std::atomic<int64_t> sum{0};
+  pool.parallel_for(1000, 1, [&](int64_t b, int64_t e) { sum.fetch_add(e - b); });
+  EXPECT_EQ(sum.load(), 1000);
+
+  ThreadPool alone(1);  // no workers: nothing to do
+  alone.prefetch_while_idle(buf.data(), buf.size());
+  EXPECT_EQ(alone.idle_prefetched_bytes(), 0u);
+}
+
 TEST(ThreadPool, PinOrderListsEveryAllowedCpuOnce) {
   cpu_set_t set;
   CPU_ZERO(&set);
