@@ -25,8 +25,9 @@ Forward::Forward(const Config& config, const Weights& weights, MatmulBackend& ba
 }
 
 uint64_t Forward::scratch_bytes(int64_t n) const {
-  const int64_t per_token = 3 * c_.n_embd + 2 * c_.q_dim() + 2 * c_.kv_dim() + 3 * c_.n_ff +
-                            (c_.post_norms ? c_.n_embd : 0);
+  // x_, x_alt_, h_, q_, attn_, k_, v_, gate_, up_, act_ (ensure_scratch)
+  const int64_t per_token = 2 * c_.n_embd + std::max(c_.n_embd, c_.q_dim()) + 2 * c_.q_dim() + 2 * c_.kv_dim() +
+                            3 * c_.n_ff;
   return uint64_t(n * per_token) * sizeof(float) + (moe_ ? moe_->scratch_bytes(n) : 0);
 }
 
@@ -44,7 +45,6 @@ void Forward::ensure_scratch(int64_t n) {
   gate_.resize(size_t(n * c_.n_ff));
   up_.resize(size_t(n * c_.n_ff));
   act_.resize(size_t(n * c_.n_ff));
-  if (c_.post_norms) post_.resize(size_t(n * c_.n_embd));
   capacity_ = n;
 }
 

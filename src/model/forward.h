@@ -136,7 +136,6 @@ class Forward {
   // x_, x_alt_: the residual stream, each residual add writing the one its base is not (so that
   // computing a pending add twice gives the same rows).
   std::vector<float> x_, x_alt_, h_, q_, k_, v_, attn_, gate_, up_, act_;
-  std::vector<float> post_;  // [tokens][n_embd]: a branch's output before its post-norm (gemma)
   std::vector<int64_t> out_rows_;  // the batch rows whose logits run() writes
   std::vector<float> kv_k_, kv_v_;  // [positions][kv_dim]: one layer's K, V widened from a non-f32 cache
   std::unique_ptr<MoeFfn> moe_;     // the FFN of MoE layers (Config::is_moe()), else null
