@@ -7,9 +7,11 @@
 // (src/npu/sim/board_model.h); streamed weights are timed by weights::ModeledLoads, the model that
 // `ork run --stats` uses on the simulator: one loader at load_gbps, as deep as the plan's prefetch
 // queue, a routed expert's load starting no earlier than its router (or, for a correct decode guess,
-// the previous layer's router) named it. Host work (norms, RoPE, attention, routing, activation
-// quantization) is not priced, so the tok/s are upper bounds; domain switches of a resident model
-// are counted as one per domain per token (the planner fills domains in forward order).
+// the previous layer's router) named it. The host work between the jobs (norms, RoPE, attention,
+// activation quantization) is priced by npu/sim/host_cost.h, a MoE layer as a dense one of the routed
+// experts' width (HostShape::moe_ffn; the router's own matmul and top-k are not priced), spread evenly
+// over the layers of the timeline (decode at position 128, after RKLLM's prompt); domain switches of
+// a resident model are counted as one per domain per token (the planner fills domains in forward order).
 // Routing is uniform: decode uses 8 experts per layer, a 128-token prefill chunk 1024 rows over the
 // 128 experts (8 rows each, every expert). Streamed units are all loaded again every token (decode)
 // and every chunk (prefill): the 2 GiB budget holds 7 % of the weights, so cross-token reuse is
@@ -25,6 +27,8 @@
 #include "core/json.h"
 #include "npu/device.h"
 #include "npu/matmul.h"
+#include "npu/sim/host_cost.h"
+#include "ops/attention_blocked.h"
 #include "weights/modeled_loads.h"
 
 using namespace ork;
@@ -94,14 +98,29 @@ std::vector<Job> layer_jobs(const MoeShape& s, int64_t tokens, int64_t experts_r
 
 struct PhaseResult {
   double compute_ns = 0, ddr = 0, submits = 0, weight_bytes = 0;
+  double host_ns = 0;  // host work of the pass (in compute_ns too)
   double streamed_ns = 0, load_ns = 0, stall_ns = 0;
 };
 
-// Prices the jobs of one pass (every layer, then the output for one row); streamed: each weight loaded
-// once in the pass, at load_gbps, `slots` deep; routed experts requested when their layer's router
-// ran (guessed_ahead: one layer earlier, as a correct decode guess).
-PhaseResult run_phase(npu::Device& dev, const MoeShape& s, const Form& form, int64_t tokens, int64_t experts_run,
-                      int64_t rows, uint32_t slots, double load_gbps, bool guessed_ahead) {
+// The modeled host work of a pass of `tokens` tokens (one: a decoded token at position 128; more: a
+// prompt chunk from position 0).
+double host_ns(const npu::sim::BoardProfile& board, const MoeShape& s, const Form& form, int64_t tokens) {
+  npu::sim::HostShape h;
+  h.hidden = s.hidden, h.layers = s.layers, h.heads = s.heads, h.kv_heads = s.kv_heads, h.head_dim = s.head_dim;
+  h.ff = s.used * s.expert_ff, h.vocab = s.vocab;
+  h.norm_fold = form.dtype == npu::Dtype::kI4;  // int4 weights carry their input's norm weight
+  h.glu_from_sums = h.scale_in_readers = h.residual_in_quantize = h.moe_ffn = true;  // as the runtime runs it
+  const npu::sim::HostPass pass = tokens == 1 ? npu::sim::sequence_pass(128, 1, 1)
+                                              : npu::sim::sequence_pass(0, tokens, 1, ops::kAttentionTileTokens);
+  return npu::sim::cost_host_pass(board, h, pass).ns;
+}
+
+// Prices the jobs of one pass (every layer, then the output for one row) and the host work between
+// them; streamed: each weight loaded once in the pass, at load_gbps, `slots` deep; routed experts
+// requested when their layer's router ran (guessed_ahead: one layer earlier, as a correct decode guess).
+PhaseResult run_phase(npu::Device& dev, const npu::sim::BoardProfile& board, const MoeShape& s, const Form& form,
+                      int64_t tokens, int64_t experts_run, int64_t rows, uint32_t slots, bool guessed_ahead) {
+  const double load_gbps = board.load_gbps;
   npu::MatmulScratch scratch(dev);
   const std::vector<Job> layer = layer_jobs(s, tokens, experts_run, rows);
   std::vector<Priced> priced;
@@ -109,6 +128,7 @@ PhaseResult run_phase(npu::Device& dev, const MoeShape& s, const Form& form, int
   const Job out{1, s.hidden, {s.vocab}, false};
   const Priced out_p = price(dev, scratch, out, form);
   PhaseResult r;
+  r.host_ns = host_ns(board, s, form, tokens);
   weights::ModeledLoads loads(slots, load_gbps);
   double now = 0, router_prev = 0;
   for (int64_t l = 0; l < s.layers; ++l) {
@@ -127,6 +147,7 @@ PhaseResult run_phase(npu::Device& dev, const MoeShape& s, const Form& form, int
       r.submits += priced[i].submits;
     }
     router_prev = router;
+    now += r.host_ns / double(s.layers);  // the layer's host work, while the loader goes on
   }
   for (int64_t n : out.ns) {
     const uint64_t bytes = npu::packed_weight_bytes(n, out.k, form.dtype);
@@ -137,6 +158,7 @@ PhaseResult run_phase(npu::Device& dev, const MoeShape& s, const Form& form, int
   r.compute_ns += out_p.ns;
   r.ddr += out_p.ddr;
   r.submits += out_p.submits;
+  r.compute_ns += r.host_ns;
   r.load_ns = loads.stats().load_ns;
   r.stall_ns = loads.stats().stall_ns;
   r.streamed_ns = now + r.stall_ns;
@@ -149,6 +171,7 @@ void write_phase(JsonWriter& j, const PhaseResult& r, int64_t tokens, double swi
   j.key("weight_bytes_read_per_token").value(r.weight_bytes / double(tokens));
   j.key("ddr_bytes_per_token").value(r.ddr / double(tokens));
   j.key("submits_per_token").value(r.submits / double(tokens));
+  j.key("host_modeled_ms").value(r.host_ns / 1e6);
   j.key("resident").begin_object();
   j.key("modeled_ms").value(resident_ns / 1e6);
   j.key("tok_per_s").value(double(tokens) / (resident_ns / 1e9));
@@ -193,11 +216,11 @@ void write_form(JsonWriter& j, npu::Device& dev, const npu::sim::BoardProfile& b
   j.key("expert_slots").value(std::floor(budget / expert_bytes));
   j.key("prefetch_slots").value(uint64_t(slots));
   j.key("decode_always_miss");
-  write_phase(j, run_phase(dev, s, form, 1, s.used, 1, slots, board.load_gbps, false), 1, switch_ns, domains);
+  write_phase(j, run_phase(dev, board, s, form, 1, s.used, 1, slots, false), 1, switch_ns, domains);
   j.key("decode_every_guess_right");
-  write_phase(j, run_phase(dev, s, form, 1, s.used, 1, slots, board.load_gbps, true), 1, switch_ns, domains);
+  write_phase(j, run_phase(dev, board, s, form, 1, s.used, 1, slots, true), 1, switch_ns, domains);
   j.key("prefill_128");
-  write_phase(j, run_phase(dev, s, form, 128, s.experts, 128 * s.used / s.experts, slots, board.load_gbps, false), 128,
+  write_phase(j, run_phase(dev, board, s, form, 128, s.experts, 128 * s.used / s.experts, slots, false), 128,
               switch_ns, domains);
   // Longer prefill chunks: the runtime's chunk is EngineOptions::m_max (runtime::Context::eval_all;
   // the device scratch is reserved for m_max rows). Every expert is loaded once per chunk whatever its
@@ -209,7 +232,7 @@ void write_form(JsonWriter& j, npu::Device& dev, const npu::sim::BoardProfile& b
     const uint32_t slots_m = uint32_t((budget - scratch) / double(npu::packed_weight_bytes(s.expert_ff, s.hidden,
                                                                                            form.dtype))) - 1;
     j.key("prefill_" + std::to_string(m));
-    write_phase(j, run_phase(dev, s, form, m, s.experts, m * s.used / s.experts, slots_m, board.load_gbps, false), m,
+    write_phase(j, run_phase(dev, board, s, form, m, s.experts, m * s.used / s.experts, slots_m, false), m,
                 switch_ns, domains);
   }
 }
@@ -238,7 +261,7 @@ int main(int argc, char** argv) {
     j.key("modeled").value(true);
     j.key("what").value("RK3588 board time of the NPU matmuls of a Qwen3-30B-A3B-shaped MoE model, w8a8 (top level) "
                         "and w4a8 (`w4a8`: --npu-wtype i4, W4A8 by splitting), resident across IOMMU domains vs "
-                        "streamed (expert-sized slots, routed prefetch, weights::ModeledLoads); host work not priced; "
+                        "streamed (expert-sized slots, routed prefetch, weights::ModeledLoads); host work priced (npu/sim/host_cost.h, HostShape::moe_ffn); "
                         "uniform routing; streamed weights loaded again every pass");
     j.key("machine").value(bench::machine_name());
     j.key("profile").raw(npu::sim::board_profile_json(o.board));
