@@ -102,9 +102,11 @@ void CpuMatmul::matmul_group(std::span<const Linear* const> ws, const float* x, 
                              std::span<float* const> ys) {
   std::vector<const ops::QPanels*> grouped;
   std::vector<float*> outs;
+  int32_t first = -1;  // the index of the first grouped linear
   for (size_t i = 0; i < ws.size(); ++i) {
     const ops::QPanels* p = panels_of(*ws[i]);
     if (p != nullptr && (grouped.empty() || ops::same_activations(*p, *grouped[0]))) {
+      if (grouped.empty()) first = ws[i]->index;
       grouped.push_back(p);
       outs.push_back(ys[i]);
     } else {
@@ -112,7 +114,6 @@ void CpuMatmul::matmul_group(std::span<const Linear* const> ws, const float* x, 
     }
   }
   if (grouped.empty()) return;
-  const int32_t first = ws[size_t(std::find(ys.begin(), ys.end(), outs[0]) - ys.begin())]->index;
   follow(first);
   ops::matmul_qpanels_group(pool_, x, m, grouped, outs);
   prefetch_next(first);

@@ -53,20 +53,20 @@ void ResidualNorm::row(int64_t i, float* out, float* scratch) const {
   }
 }
 
-const float* ResidualNorm::materialize(int64_t m) const {
+const float* ResidualNorm::materialize_into(int64_t m, float* out) const {
   check();
-  ORK_CHECK(h != nullptr && h != base && h != stream_out, "residual input: no buffer for its rows");
+  ORK_CHECK(out != nullptr && out != base && out != stream_out, "residual input: no buffer for its rows");
   const auto rows = [&](int64_t i0, int64_t i1) {
     thread_local std::vector<float> scratch;  // one branch row scaled and post-normed
     if (scratch.size() < size_t(width)) scratch.resize(size_t(width));
-    for (int64_t i = i0; i < i1; ++i) row(i, h + i * width, scratch.data());
+    for (int64_t i = i0; i < i1; ++i) row(i, out + i * width, scratch.data());
   };
   if (pool != nullptr) {
     pool->parallel_for(m, 1, rows);  // rows are independent
   } else {
     rows(0, m);
   }
-  return h;
+  return out;
 }
 
 }  // namespace ork::model

@@ -44,7 +44,9 @@ struct ResidualNorm {
   // scratch: width floats. Unchecked: check() the description once before.
   void row(int64_t i, float* out, float* scratch) const;
   // Rows [0, m) into h, on the pool; returns h.
-  const float* materialize(int64_t m) const;
+  const float* materialize(int64_t m) const { return materialize_into(m, h); }
+  // Rows [0, m) into out (m × width; with h's contract), on the pool; returns out.
+  const float* materialize_into(int64_t m, float* out) const;
   // ork::Error unless the description is consistent (widths, buffers set and not overlapping base).
   void check() const;
 };

@@ -109,11 +109,9 @@ const float* ActivationSource::materialize(const model::Linear& w, int64_t m, st
     check_residual(w);
     const int64_t k = w.k;
     all.resize(size_t(m * k));
-    std::vector<float> scratch(static_cast<size_t>(k));
-    for (int64_t r = 0; r < m; ++r) {
-      float* row = all.data() + r * k;
-      residual->row(r, row, scratch.data());
-      if (unfold != nullptr) quant::unfold_norm_row(row, k, unfold, row);
+    residual->materialize_into(m, all.data());
+    if (unfold != nullptr) {
+      for (int64_t r = 0; r < m; ++r) quant::unfold_norm_row(all.data() + r * k, k, unfold, all.data() + r * k);
     }
     return all.data();
   }

@@ -21,6 +21,13 @@ BoardProfile fixed_only() {
   return p;
 }
 
+// The fixed costs of fixed_only() and one byte read or written per ns; arithmetic free.
+BoardProfile one_byte_per_ns() {
+  BoardProfile p = fixed_only();
+  p.cpu_read_gbps = 1;
+  return p;
+}
+
 TEST(HostCost, ANoRowPassCostsNothing) {
   EXPECT_EQ(cost_host_pass(BoardProfile{}, small_shape(), HostPass{}).ns, 0.0);
 }
@@ -59,8 +66,7 @@ TEST(HostCost, EachOpIsCountedUnderItsKindAndTheKindsSumToTheWhole) {
 }
 
 TEST(HostCost, GateUpResultsScaledInsideDownsQuantizingPassSaveTheirScalePass) {
-  BoardProfile p;
-  p.cpu_read_gbps = 1, p.cpu_f32_gflops = 1e30, p.host_op_us = 1, p.cpu_call_us = 10;  // one byte per ns
+  const BoardProfile p = one_byte_per_ns();
   HostShape unfused = small_shape(), fused = small_shape();
   fused.glu_from_sums = true;
   const HostPass pass = sequence_pass(0, 5, 1);
@@ -75,8 +81,7 @@ TEST(HostCost, GateUpResultsScaledInsideDownsQuantizingPassSaveTheirScalePass) {
 }
 
 TEST(HostCost, ResultsScaledByTheirReadersSaveThreeScalePassesPerLayer) {
-  BoardProfile p;
-  p.cpu_read_gbps = 1, p.cpu_f32_gflops = 1e30, p.host_op_us = 1, p.cpu_call_us = 10;  // one byte per ns
+  const BoardProfile p = one_byte_per_ns();
   HostShape unfused = small_shape(), fused = small_shape();
   fused.scale_in_readers = true;
   const HostPass pass = sequence_pass(0, 5, 1);
@@ -92,8 +97,7 @@ TEST(HostCost, ResultsScaledByTheirReadersSaveThreeScalePassesPerLayer) {
 }
 
 TEST(HostCost, ResidualAddsDoneByTheQuantizingPassesSaveAnOpAndTheNormedRows) {
-  BoardProfile p;
-  p.cpu_read_gbps = 1, p.cpu_f32_gflops = 1e30, p.host_op_us = 1, p.cpu_call_us = 10;  // one byte per ns
+  const BoardProfile p = one_byte_per_ns();
   HostShape unfused = small_shape(), fused = small_shape();
   unfused.scale_in_readers = fused.scale_in_readers = true;
   fused.residual_in_quantize = true;
@@ -115,8 +119,7 @@ TEST(HostCost, ResidualAddsDoneByTheQuantizingPassesSaveAnOpAndTheNormedRows) {
 }
 
 TEST(HostCost, AMoeFfnScalesItsOwnResultsAndWritesItsInput) {
-  BoardProfile p;
-  p.cpu_read_gbps = 1, p.cpu_f32_gflops = 1e30, p.host_op_us = 1, p.cpu_call_us = 10;  // one byte per ns
+  const BoardProfile p = one_byte_per_ns();
   HostShape dense = small_shape();
   dense.glu_from_sums = dense.scale_in_readers = dense.residual_in_quantize = true;
   HostShape moe = dense;
