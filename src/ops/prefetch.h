@@ -15,23 +15,34 @@ inline void prefetch_bytes(const uint8_t* p, int64_t bytes) {
   for (int64_t l = 0; l < bytes; l += kCacheLineBytes) __builtin_prefetch(p + l, 0, 3);
 }
 
+// Every cache line [p, p + bytes) touches, whatever p's alignment (a block's scales: 288 or 320 bytes
+// at any offset), as prefetch_bytes.
+inline void prefetch_lines(const uint8_t* p, int64_t bytes) {
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t(kCacheLineBytes - 1);
+  for (uintptr_t l = first; l < reinterpret_cast<uintptr_t>(p) + uintptr_t(bytes); l += kCacheLineBytes)
+    __builtin_prefetch(reinterpret_cast<const void*>(l), 0, 3);
+}
+
 // How far ahead of its reads a decode tile asks for each panel's quants: about 4 KiB, i.e. the
 // blocks_ahead(quant bytes of one panel's block) blocks after the current one. One block (2–3 KiB
 // for the K types, 256 B for Q4_0) left DRAM latency exposed: kernels_bench BM_QPanelsModelDecode
 // on the AVX-512 VNNI machine of docs/ops.md gained 10–25 % for Q4_0, Q4_K, Q5_K and IQ4_XS at
-// 4 KiB, nothing more at 8 KiB. The Q6_K tiles, bound by their unpacking more than by memory, stay
-// at one block (3 KiB): two measured slower.
+// 4 KiB, nothing more at 8 KiB. The Q6_K tiles stay at one block (3 KiB): two measured slower.
 inline constexpr int64_t kPrefetchAheadBytes = 4096;
 constexpr int64_t blocks_ahead(int64_t quant_bytes) {
   return (kPrefetchAheadBytes + quant_bytes - 1) / quant_bytes;
 }
 
-// For the panel decode tiles (ops/qpanels_*.cpp, one activation row): each step of a block's loop
-// asks for one part of the block `ahead` blocks after it — this tile's, or past the tile's last
-// block the next tile's (the caller's next panels, whose scale region is asked for when the
-// distance first crosses into them; a prefetch past the end of the matrix is harmless). Spread
-// over the loop, the prefetches overlap the arithmetic instead of queueing ahead of it, and a
-// tile's first blocks no longer start cold (kernels_bench BM_QPanelsModelDecode, docs/ops.md).
+// For the K-type panel decode tiles (ops/qpanels_*.cpp, one activation row): next_block asks at
+// once for the scales of the block `ahead` blocks after b — this tile's, or past the tile's last
+// block the next tile's (the caller's next panels; a prefetch past the end of the matrix is
+// harmless) — and each step of a block's loop then asks for one part of that block's quants
+// (prefetch_part). Spread over the loop, the prefetches overlap the arithmetic instead of queueing
+// ahead of it, and a tile's first blocks no longer start cold. The scales are a stream of their own
+// (the panel's first sb bytes, 288–576 bytes a block) too short for the hardware prefetcher to
+// follow: `perf annotate` put a quarter of the VNNI Q6_K tile's samples on its scale loads until
+// they were prefetched as well (kernels_bench BM_QPanelsModelDecode, docs/ops.md). The small-block
+// tiles (Q8_0, Q4_0, IQ4_NL) prefetch their quants only: their scales too measured slower.
 // panels: the tile's first panel; pb: bytes per panel; sb: its scale region's bytes; ahead >= 1.
 struct NextBlock {
   const uint8_t* quants;  // panel 0's quants; panel c's at quants + c·pb
@@ -40,9 +51,12 @@ template <int NP>
 inline NextBlock next_block(const uint8_t* panels, int64_t pb, int64_t sb, int64_t b, int64_t nb,
                             int64_t quant_bytes, int64_t scale_bytes, int64_t ahead) {
   const int64_t a = b + ahead;
-  if (a < nb) return {panels + sb + a * quant_bytes};
-  if (a == nb)
-    for (int c = 0; c < NP; ++c) prefetch_bytes(panels + (NP + c) * pb, scale_bytes);
+  if (a < nb) {
+    for (int c = 0; c < NP; ++c) prefetch_lines(panels + c * pb + a * scale_bytes, scale_bytes);
+    return {panels + sb + a * quant_bytes};
+  }
+  if (a - nb < nb)
+    for (int c = 0; c < NP; ++c) prefetch_lines(panels + (NP + c) * pb + (a - nb) * scale_bytes, scale_bytes);
   return {panels + NP * pb + sb + (a - nb) * quant_bytes};
 }
 // Part `part` of `parts` of the block at n, for every panel of the tile.
