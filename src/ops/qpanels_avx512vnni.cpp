@@ -550,7 +550,8 @@ void tile_q6_k_one_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb
 #pragma GCC unroll 2
         for (int c = 0; c < NP; ++c) p[k][c] = _mm512_setzero_si512();
 #pragma GCC unroll 4
-      for (int l = 4 * half; l < 4 * half + 4; ++l) {
+      for (int li = 0; li < 4; ++li) {  // constant bounds: GCC unrolls it (registers, not moves, carry p)
+        const int l = 4 * half + li;
         __m512i xv[4];
 #pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {
