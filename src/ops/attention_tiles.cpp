@@ -7,6 +7,7 @@
 #include "core/fp16_rows.h"
 #include "ops/attention_blocked.h"
 #include "ops/cpu_features.h"
+#include "ops/prefetch.h"
 #include "ops/softmax.h"
 #include "ops/vec.h"
 
@@ -245,6 +246,27 @@ void attention_tiles(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64
       f16_to_f32_rows(f16 + (j0 - kv_pos0) * kv_stride + g * head_dim, j1 - j0, head_dim, kv_stride, block.data());
       return Block{block.data(), head_dim, j0, j1};
     };
+    // Asks for the rows of keys [j0, j1) of KV head g in K or V: the rows of one head are a few
+    // cache lines at a stride of all heads' rows, too short a stream for the hardware prefetcher,
+    // so each block of keys is asked for while the one before it is computed.
+    const auto prefetch_rows = [&](const float* f32, const uint16_t* f16, int64_t g, int64_t j0, int64_t j1) {
+      const int64_t es = f32 != nullptr ? 4 : 2;
+      const auto* base = f32 != nullptr ? reinterpret_cast<const uint8_t*>(f32) : reinterpret_cast<const uint8_t*>(f16);
+      for (int64_t j = j0; j < j1; ++j) prefetch_lines(base + ((j - kv_pos0) * kv_stride + g * head_dim) * es, head_dim * es);
+    };
+    // Task `task`'s KV head and keys [j_first, j_end).
+    const auto task_keys = [&](int64_t task, int64_t& g, int64_t& j_first, int64_t& j_end) {
+      const int64_t tile = n_tiles - 1 - task / n_head_kv;  // most keys first
+      g = task % n_head_kv;
+      const int64_t t0 = tile * kAttentionTileTokens, t1 = std::min(n_q_tokens, t0 + kAttentionTileTokens);
+      j_first = first_key(pos0 + t0);
+      j_end = pos0 + t1;
+    };
+    if (begin < end) {
+      int64_t g, j_first, j_end;
+      task_keys(begin, g, j_first, j_end);
+      prefetch_rows(kv.k32, kv.k16, g, j_first, std::min(j_end, j_first + kAttentionKeyBlock));
+    }
     for (int64_t task = begin; task < end; ++task) {
       const int64_t tile = n_tiles - 1 - task / n_head_kv, g = task % n_head_kv;  // most keys first
       const int64_t t0 = tile * kAttentionTileTokens;
@@ -263,6 +285,10 @@ void attention_tiles(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64
       }
       const int64_t j_first = rows[0].first, j_end = rows[size_t(n_rows - 1)].last + 1;
       for (int64_t j0 = j_first; j0 < j_end; j0 += kAttentionKeyBlock) {
+        if (j0 + kAttentionKeyBlock < j_end)  // the next block of keys, or after the last the first of values
+          prefetch_rows(kv.k32, kv.k16, g, j0 + kAttentionKeyBlock, std::min(j_end, j0 + 2 * kAttentionKeyBlock));
+        else
+          prefetch_rows(kv.v32, kv.v16, g, j_first, std::min(j_end, j_first + kAttentionKeyBlock));
         const Block b = load(kv.k32, kv.k16, g, j0, std::min(j_end, j0 + kAttentionKeyBlock));
         block_scores(rows.data(), n_rows, b, head_dim, scale);
       }
@@ -275,6 +301,13 @@ void attention_tiles(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64
         std::fill(r.o, r.o + head_dim, 0.0f);
       }
       for (int64_t j0 = j_first; j0 < j_end; j0 += kAttentionKeyBlock) {
+        if (j0 + kAttentionKeyBlock < j_end) {  // the next block of values, or after the last the next task's keys
+          prefetch_rows(kv.v32, kv.v16, g, j0 + kAttentionKeyBlock, std::min(j_end, j0 + 2 * kAttentionKeyBlock));
+        } else if (task + 1 < end) {
+          int64_t g2, j2_first, j2_end;
+          task_keys(task + 1, g2, j2_first, j2_end);
+          prefetch_rows(kv.k32, kv.k16, g2, j2_first, std::min(j2_end, j2_first + kAttentionKeyBlock));
+        }
         const Block b = load(kv.v32, kv.v16, g, j0, std::min(j_end, j0 + kAttentionKeyBlock));
         block_values(rows.data(), n_rows, b, head_dim);
       }
