@@ -120,25 +120,30 @@ template <int R, int K>
   }
 }
 
-// o_r[d0 .. d0 + 16) += s_r[j] · v_j[d0 ..] for keys j = c0..c1 ascending (vec::axpy_fma's fma(a, x, y) per
-// element), R rows held in registers.
-template <int R>
+// o_r[d0 .. d0 + 8·NV) += s_r[j] · v_j[d0 ..] for keys j = c0..c1 ascending (vec::axpy_fma's fma(a, x,
+// y) per element), R rows × NV vectors of 8 held in registers: R · NV independent fma chains, so a
+// single row (decode without GQA) is not bound by one chain's latency.
+template <int R, int NV>
 [[gnu::always_inline]] inline void value_grid(Row* rows, const Block& b, int64_t c0, int64_t c1, int64_t d0) {
-  V8 acc[R][2];  // unrolled, so every accumulator stays in a register
+  V8 acc[R][NV];  // unrolled, so every accumulator stays in a register
 #pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) acc[r][0] = load8(rows[r].o + d0), acc[r][1] = load8(rows[r].o + d0 + 8);
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int c = 0; c < NV; ++c) acc[r][c] = load8(rows[r].o + d0 + 8 * c);
   for (int64_t j = c0; j <= c1; ++j) {
     const float* v = b.key(j) + d0;
-    const V8 v0 = load8(v), v1 = load8(v + 8);
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const float s = rows[r].s[j - rows[r].first];
       const V8 sv = {s, s, s, s, s, s, s, s};
-      acc[r][0] = fma8(sv, v0, acc[r][0]);
-      acc[r][1] = fma8(sv, v1, acc[r][1]);
+#pragma GCC unroll 8
+      for (int c = 0; c < NV; ++c) acc[r][c] = fma8(sv, load8(v + 8 * c), acc[r][c]);
     }
   }
-  for (int r = 0; r < R; ++r) store8(rows[r].o + d0, acc[r][0]), store8(rows[r].o + d0 + 8, acc[r][1]);
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int c = 0; c < NV; ++c) store8(rows[r].o + d0 + 8 * c, acc[r][c]);
 }
 
 // The same for one dimension d (head_dim past the last multiple of 16).
@@ -186,7 +191,7 @@ template <int R>
 
 template <int R>
 [[gnu::always_inline]] inline void values_group(Row* rows, const Block& b, int64_t n) {
-  constexpr int W = 16;
+  constexpr int NV = R == 1 ? 8 : R == 2 ? 4 : 2;  // 8 chains per grid
   int64_t c0, c1;
   common<R>(rows, b, c0, c1);
   Split sp[R];
@@ -197,7 +202,8 @@ template <int R>
   }
   if (c0 <= c1) {
     int64_t d0 = 0;
-    for (; d0 + W <= n; d0 += W) value_grid<R>(rows, b, c0, c1, d0);
+    for (; d0 + 8 * NV <= n; d0 += 8 * NV) value_grid<R, NV>(rows, b, c0, c1, d0);
+    for (; d0 + 16 <= n; d0 += 16) value_grid<R, 2>(rows, b, c0, c1, d0);
     for (; d0 < n; ++d0) value_lane<R>(rows, b, c0, c1, d0);
   }
   for (int r = 0; r < R; ++r) {
@@ -220,6 +226,74 @@ ORK_FMA_CLONES void block_values(Row* rows, int64_t n_rows, const Block& b, int6
   if (r < n_rows) values_group<1>(rows + r, b, head_dim);
 }
 
+// One query token over many keys (decode at depth), in the order that streams the cache: the
+// per-(tile, KV head) order reads head_dim values of each position's row at a stride of all the KV
+// heads' values, too short a stream for the hardware prefetchers — at 4096 keys of the 150 M shape
+// 70 % of a decode step waited in those loads. Here (1) the scores, parallel over blocks of
+// kStreamKeys positions, each block's rows read whole (all KV heads) and scored by every query head;
+// (2) parallel over contiguous ranges of KV heads, their rows' soft-cap and softmax, then their
+// values: each range's slice of every position's V row, keys ascending. Each score is the same
+// score_grid dot and each output element the same fma chain in ascending j as attention_tiles, so
+// the results are the same bits. rows: n_head rows (query head h at h), keys [rows[0].first, last].
+constexpr int64_t kStreamKeys = 8;
+constexpr int64_t kStreamValueFloats = 8192;  // a values block: positions × slice width, 32 KiB of f32 (L1)
+void decode_streamed(ThreadPool& pool, Row* rows, int64_t n_head, int64_t n_head_kv, int64_t head_dim,
+                     const KvRows& kv, int64_t kv_pos0, float scale, float softcap) {
+  const int64_t group = n_head / n_head_kv, kv_stride = n_head_kv * head_dim;
+  const int64_t j_first = rows[0].first, j_end = rows[0].last + 1;
+  const int64_t n_blocks = (j_end - j_first + kStreamKeys - 1) / kStreamKeys;
+  pool.parallel_for(n_blocks, 16, [&](int64_t b0, int64_t b1) {
+    thread_local std::vector<float> wide;
+    if (kv.k16 != nullptr && wide.size() < size_t(kStreamKeys * kv_stride)) wide.resize(size_t(kStreamKeys * kv_stride));
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t j0 = j_first + b * kStreamKeys, j1 = std::min(j_end, j0 + kStreamKeys);
+      if (b + 2 < b1) {  // two blocks ahead: whole rows, one stream
+        const int64_t a0 = j0 + 2 * kStreamKeys, a1 = std::min(j_end, a0 + kStreamKeys);
+        const int64_t es = kv.k32 != nullptr ? 4 : 2;
+        const auto* base = kv.k32 != nullptr ? reinterpret_cast<const uint8_t*>(kv.k32) : reinterpret_cast<const uint8_t*>(kv.k16);
+        prefetch_lines(base + (a0 - kv_pos0) * kv_stride * es, (a1 - a0) * kv_stride * es);
+      }
+      const float* k = kv.k32 != nullptr ? kv.k32 + (j0 - kv_pos0) * kv_stride : wide.data();
+      if (kv.k32 == nullptr) f16_to_f32_n(kv.k16 + (j0 - kv_pos0) * kv_stride, (j1 - j0) * kv_stride, wide.data());
+      for (int64_t g = 0; g < n_head_kv; ++g)
+        block_scores(rows + g * group, group, Block{k + g * head_dim, kv_stride, j0, j1}, head_dim, scale);
+    }
+  });
+  const int64_t per = (n_head_kv + pool.size() - 1) / pool.size();
+  pool.parallel_for(n_head_kv, per, [&](int64_t g0, int64_t g1) {
+    thread_local std::vector<float> block;
+    const int64_t width = (g1 - g0) * head_dim;
+    if (kv.v16 != nullptr && block.size() < size_t(kAttentionKeyBlock * width)) block.resize(size_t(kAttentionKeyBlock * width));
+
+    for (int64_t r = g0 * group; r < g1 * group; ++r) {
+      const int64_t n_keys = j_end - j_first;
+      if (softcap > 0.0f)
+        for (int64_t i = 0; i < n_keys; ++i) rows[r].s[i] = softcap * std::tanh(rows[r].s[i] / softcap);
+      softmax(rows[r].s, n_keys);
+      std::fill(rows[r].o, rows[r].o + head_dim, 0.0f);
+    }
+    const int64_t es = kv.v32 != nullptr ? 4 : 2;
+    const auto* vbase = kv.v32 != nullptr ? reinterpret_cast<const uint8_t*>(kv.v32) : reinterpret_cast<const uint8_t*>(kv.v16);
+    const auto prefetch_slices = [&](int64_t a0, int64_t a1) {
+      for (int64_t j = a0; j < a1; ++j) prefetch_lines(vbase + ((j - kv_pos0) * kv_stride + g0 * head_dim) * es, width * es);
+    };
+    const int64_t step = std::clamp<int64_t>(kStreamValueFloats / width, 1, kAttentionKeyBlock);
+    prefetch_slices(j_first, std::min(j_end, j_first + step));
+    for (int64_t j0 = j_first; j0 < j_end; j0 += step) {
+      const int64_t j1 = std::min(j_end, j0 + step);
+      prefetch_slices(j1, std::min(j_end, j1 + step));  // the next block's slices
+      const float* v = kv.v32 + (j0 - kv_pos0) * kv_stride + g0 * head_dim;
+      int64_t stride = kv_stride;
+      if (kv.v32 == nullptr) {
+        f16_to_f32_rows(kv.v16 + (j0 - kv_pos0) * kv_stride + g0 * head_dim, j1 - j0, width, kv_stride, block.data());
+        v = block.data(), stride = width;
+      }
+      for (int64_t g = g0; g < g1; ++g)
+        block_values(rows + g * group, group, Block{v + (g - g0) * head_dim, stride, j0, j1}, head_dim);
+    }
+  });
+}
+
 }  // namespace
 
 void attention_tiles(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos0, int64_t n_head,
@@ -234,6 +308,15 @@ void attention_tiles(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64
   const int64_t kv_stride = n_head_kv * head_dim;  // values between consecutive positions
   const int64_t n_tiles = (n_q_tokens + kAttentionTileTokens - 1) / kAttentionTileTokens;
   auto first_key = [&](int64_t p) { return window > 0 ? std::max<int64_t>(0, p - window + 1) : 0; };
+  if (n_q_tokens == 1 && pos0 + 1 - first_key(pos0) >= kStreamedDecodeKeys) {
+    const int64_t j_first = first_key(pos0), n_keys = pos0 + 1 - j_first;
+    std::vector<float> scores(static_cast<size_t>(n_head * n_keys));
+    std::vector<Row> head_rows(static_cast<size_t>(n_head));
+    for (int64_t h = 0; h < n_head; ++h)
+      head_rows[size_t(h)] = Row{q + h * head_dim, out + h * head_dim, scores.data() + h * n_keys, j_first, pos0};
+    decode_streamed(pool, head_rows.data(), n_head, n_head_kv, head_dim, kv, kv_pos0, scale, softcap);
+    return;
+  }
 
   pool.parallel_for(n_tiles * n_head_kv, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> scores, block;

@@ -21,6 +21,11 @@ namespace ork::ops::detail {
 // Key positions per block (an f16 block of head_dim 128 converts to 32 KiB of f32).
 inline constexpr int64_t kAttentionKeyBlock = 64;
 
+// One query token with at least this many keys is computed in the order that streams the KV rows
+// (scores parallel over positions, every KV head of a row at once; then values parallel over
+// ranges of KV heads), with the same per-output arithmetic: the same bits.
+inline constexpr int64_t kStreamedDecodeKeys = 512;
+
 // The KV rows of one layer from position options.kv_pos0, [n_kv][n_head_kv][head_dim]: f32 (k32, v32)
 // or IEEE binary16 bit patterns (k16, v16); exactly one pair is non-null.
 struct KvRows {

@@ -30,10 +30,14 @@ TEST(AttentionBlocked, BitIdenticalToAttentionAcrossShapesAndThreads) {
       {9, 150, 8, 4, 64, 0, 0, 0},  {6, 200, 6, 2, 24, 0, 0, 0},   {5, 131, 12, 4, 13, 0, 0, 0},
       {13, 100, 8, 1, 64, 70, 0, 0}, {7, 129, 16, 2, 40, 0, 20, 0}, {1, 300, 8, 2, 64, 0, 0, 0},
       {2, 257, 3, 1, 8, 100, 0, 0.2f},
+      // one token past detail::kStreamedDecodeKeys keys (the streamed decode order): no GQA, groups
+      // of 2 and 4, one KV head, head sizes with lane and V tails, a window, soft-capping
+      {1, 600, 4, 4, 64, 0, 0, 0},  {1, 700, 8, 4, 64, 0, 0, 0},   {1, 520, 8, 2, 40, 0, 0, 0},
+      {1, 900, 6, 1, 13, 0, 0, 0},  {1, 1100, 4, 2, 24, 600, 0, 0}, {1, 530, 2, 2, 72, 0, 30, 0},
   };
   std::mt19937 rng(5);
   std::normal_distribution<float> nd(0.0f, 1.0f);
-  ThreadPool one(1), two(2);
+  ThreadPool one(1), two(2), three(3);
   for (const Shape& c : shapes) {
     const int64_t n_kv = c.pos0 + c.n_q;
     std::vector<float> q(size_t(c.n_q * c.n_head * c.head_dim)), k(size_t(n_kv * c.n_head_kv * c.head_dim)),
@@ -47,7 +51,7 @@ TEST(AttentionBlocked, BitIdenticalToAttentionAcrossShapesAndThreads) {
     o.scale = c.scale;
     std::vector<float> want(q.size());
     attention(one, q.data(), c.n_q, c.pos0, c.n_head, c.n_head_kv, c.head_dim, k.data(), v.data(), want.data(), o);
-    for (ThreadPool* pool : {&one, &two}) {
+    for (ThreadPool* pool : {&one, &two, &three}) {
       std::vector<float> got(q.size(), -1.0f);
       attention_blocked(*pool, q.data(), c.n_q, c.pos0, c.n_head, c.n_head_kv, c.head_dim, k.data(), v.data(),
                         got.data(), o);

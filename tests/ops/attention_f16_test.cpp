@@ -27,7 +27,11 @@ TEST(AttentionF16, EqualsAttentionOnTheConvertedRowsBitForBit) {
                        Case{1, 33, 6, 3, 24, 0, 0, 30.0f},
                        // prefill tiles and several key blocks (64 keys each), with and without a ring's later first row
                        Case{11, 140, 8, 4, 64, 0, 0, 0}, Case{6, 300, 4, 2, 64, 100, 180, 0},
-                       Case{5, 90, 12, 4, 13, 0, 0, 0}, Case{1, 1000, 8, 4, 64, 0, 0, 0}}) {
+                       Case{5, 90, 12, 4, 13, 0, 0, 0}, Case{1, 1000, 8, 4, 64, 0, 0, 0},
+                       // one token over the streamed decode order (≥ detail::kStreamedDecodeKeys keys):
+                       // no GQA, one KV head, V tails, a window over a ring's later first row, soft-capping
+                       Case{1, 800, 4, 4, 64, 0, 0, 0}, Case{1, 600, 6, 1, 13, 0, 0, 0},
+                       Case{1, 1300, 4, 2, 40, 700, 500, 0}, Case{1, 640, 4, 2, 24, 0, 0, 30.0f}}) {
     const int64_t kv = c.n_head_kv * c.head_dim, n_rows = c.pos0 + c.n_q - c.kv_pos0;
     std::vector<float> q(size_t(c.n_q * c.n_head * c.head_dim));
     for (float& x : q) x = nd(rng);
@@ -39,7 +43,7 @@ TEST(AttentionF16, EqualsAttentionOnTheConvertedRowsBitForBit) {
     }
     AttentionOptions o;
     o.window = c.window, o.kv_pos0 = c.kv_pos0, o.softcap = c.softcap;
-    for (int threads : {1, 2}) {
+    for (int threads : {1, 2, 3}) {
       ThreadPool pool(threads);
       std::vector<float> want(q.size()), got(q.size(), -1.0f);
       attention(pool, q.data(), c.n_q, c.pos0, c.n_head, c.n_head_kv, c.head_dim, kf.data(), vf.data(), want.data(), o);
