@@ -13,7 +13,7 @@ namespace ork::ops {
 
 // Query tokens per tile: a tile's rows are its tokens × the n_head / n_head_kv query heads that share
 // one KV head.
-inline constexpr int64_t kAttentionTileTokens = 4;
+inline constexpr int64_t kAttentionTileTokens = 32;
 
 // attention(pool, q, ..., out, options) computed per (tile of kAttentionTileTokens consecutive query
 // tokens, KV head): for each key position j of the tile's range, K row j is loaded once and dotted
