@@ -24,12 +24,18 @@ inline constexpr int64_t kAttentionTileTokens = 32;
 // Keys go in blocks of 64, rows in groups of up to 4 worked on in registers (attention_tiles.h).
 // Parallel over (tile, KV head) pairs on `pool`; per thread a score buffer of tile rows × keys.
 // The per-thread buffers attention_blocked keeps for queries that see up to n_keys keys, in bytes:
-// scores (tile rows × n_keys floats) and one f16 key block widened to f32 (kAttentionKeyBlock ×
-// head_dim floats); thread_local, kept for the thread's life.
+// the tiles' scores (tile rows × n_keys floats) and one f16 key block widened to f32
+// (kAttentionKeyBlock × head_dim floats), thread_local, kept for the thread's life; for the
+// streamed decode (attention_tiles.h) a block of whole rows and one of values (thread_local, kept)
+// and the scores of every head (n_head × n_keys, the caller's, for the call) — all counted for
+// every thread: an upper bound.
 inline uint64_t attention_blocked_scratch_bytes(int64_t n_head, int64_t n_head_kv, int64_t n_keys, int64_t head_dim) {
-  return (uint64_t(kAttentionTileTokens * (n_head / n_head_kv)) * uint64_t(n_keys) +
-          uint64_t(detail::kAttentionKeyBlock * head_dim)) *
-         sizeof(float);
+  const uint64_t tiles = uint64_t(kAttentionTileTokens * (n_head / n_head_kv)) * uint64_t(n_keys) +
+                         uint64_t(detail::kAttentionKeyBlock * head_dim);
+  const uint64_t streamed = uint64_t(n_head) * uint64_t(n_keys) +
+                            uint64_t(detail::kStreamKeys * n_head_kv * head_dim) +
+                            uint64_t(detail::kAttentionKeyBlock * n_head_kv * head_dim);
+  return (tiles + streamed) * sizeof(float);
 }
 
 void attention_blocked(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos0, int64_t n_head,

@@ -25,6 +25,10 @@ inline constexpr int64_t kAttentionKeyBlock = 64;
 // (scores parallel over positions, every KV head of a row at once; then values parallel over
 // ranges of KV heads), with the same per-output arithmetic: the same bits.
 inline constexpr int64_t kStreamedDecodeKeys = 512;
+// Its blocks: positions per block of scores (whole rows, widened to f32 if f16), and the f32 floats
+// of one block of values (positions × a range of KV heads' slice: 32 KiB, an L1's share).
+inline constexpr int64_t kStreamKeys = 8;
+inline constexpr int64_t kStreamValueFloats = 8192;
 
 // The KV rows of one layer from position options.kv_pos0, [n_kv][n_head_kv][head_dim]: f32 (k32, v32)
 // or IEEE binary16 bit patterns (k16, v16); exactly one pair is non-null.
