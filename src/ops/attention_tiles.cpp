@@ -226,6 +226,25 @@ ORK_FMA_CLONES void block_values(Row* rows, int64_t n_rows, const Block& b, int6
   if (r < n_rows) values_group<1>(rows + r, b, head_dim);
 }
 
+// Asks for every cache line of `rows` rows of `width` values of the KV array f32 or f16 (the non-null
+// one), row r starting at element first + r · stride.
+void prefetch_kv_rows(const float* f32, const uint16_t* f16, int64_t first, int64_t rows, int64_t width,
+                      int64_t stride) {
+  const int64_t es = f32 != nullptr ? 4 : 2;
+  const auto* base = f32 != nullptr ? reinterpret_cast<const uint8_t*>(f32) : reinterpret_cast<const uint8_t*>(f16);
+  for (int64_t r = 0; r < rows; ++r) prefetch_lines(base + (first + r * stride) * es, width * es);
+}
+
+// A row's scores [first, last] soft-capped (softcap > 0) and softmaxed, its output zeroed for the
+// value sums.
+void normalize_row(Row& r, float softcap, int64_t head_dim) {
+  const int64_t n_keys = r.last + 1 - r.first;
+  if (softcap > 0.0f)
+    for (int64_t i = 0; i < n_keys; ++i) r.s[i] = softcap * std::tanh(r.s[i] / softcap);
+  softmax(r.s, n_keys);
+  std::fill(r.o, r.o + head_dim, 0.0f);
+}
+
 // One query token over many keys (decode at depth), in the order that streams the cache: the
 // per-(tile, KV head) order reads head_dim values of each position's row at a stride of all the KV
 // heads' values, too short a stream for the hardware prefetchers — at 4096 keys of the 150 M shape
@@ -247,9 +266,7 @@ void decode_streamed(ThreadPool& pool, Row* rows, int64_t n_head, int64_t n_head
       const int64_t j0 = j_first + b * kStreamKeys, j1 = std::min(j_end, j0 + kStreamKeys);
       if (b + 2 < b1) {  // two blocks ahead: whole rows, one stream
         const int64_t a0 = j0 + 2 * kStreamKeys, a1 = std::min(j_end, a0 + kStreamKeys);
-        const int64_t es = kv.k32 != nullptr ? 4 : 2;
-        const auto* base = kv.k32 != nullptr ? reinterpret_cast<const uint8_t*>(kv.k32) : reinterpret_cast<const uint8_t*>(kv.k16);
-        prefetch_lines(base + (a0 - kv_pos0) * kv_stride * es, (a1 - a0) * kv_stride * es);
+        prefetch_kv_rows(kv.k32, kv.k16, (a0 - kv_pos0) * kv_stride, 1, (a1 - a0) * kv_stride, 0);
       }
       const float* k = kv.k32 != nullptr ? kv.k32 + (j0 - kv_pos0) * kv_stride : wide.data();
       if (kv.k32 == nullptr) f16_to_f32_n(kv.k16 + (j0 - kv_pos0) * kv_stride, (j1 - j0) * kv_stride, wide.data());
@@ -261,18 +278,9 @@ void decode_streamed(ThreadPool& pool, Row* rows, int64_t n_head, int64_t n_head
   pool.parallel_for(n_head_kv, per, [&](int64_t g0, int64_t g1) {
     thread_local std::vector<float> block;
     const int64_t width = (g1 - g0) * head_dim;
-
-    for (int64_t r = g0 * group; r < g1 * group; ++r) {
-      const int64_t n_keys = j_end - j_first;
-      if (softcap > 0.0f)
-        for (int64_t i = 0; i < n_keys; ++i) rows[r].s[i] = softcap * std::tanh(rows[r].s[i] / softcap);
-      softmax(rows[r].s, n_keys);
-      std::fill(rows[r].o, rows[r].o + head_dim, 0.0f);
-    }
-    const int64_t es = kv.v32 != nullptr ? 4 : 2;
-    const auto* vbase = kv.v32 != nullptr ? reinterpret_cast<const uint8_t*>(kv.v32) : reinterpret_cast<const uint8_t*>(kv.v16);
+    for (int64_t r = g0 * group; r < g1 * group; ++r) normalize_row(rows[r], softcap, head_dim);
     const auto prefetch_slices = [&](int64_t a0, int64_t a1) {
-      for (int64_t j = a0; j < a1; ++j) prefetch_lines(vbase + ((j - kv_pos0) * kv_stride + g0 * head_dim) * es, width * es);
+      prefetch_kv_rows(kv.v32, kv.v16, (a0 - kv_pos0) * kv_stride + g0 * head_dim, a1 - a0, width, kv_stride);
     };
     const int64_t step = std::clamp<int64_t>(kStreamValueFloats / width, 1, kAttentionKeyBlock);
     // Sized for kAttentionKeyBlock positions though step are used: sized for step measured ≈ 3 %
@@ -336,27 +344,25 @@ void attention_tiles(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64
     // cache lines at a stride of all heads' rows, too short a stream for the hardware prefetcher,
     // so each block of keys is asked for while the one before it is computed.
     const auto prefetch_rows = [&](const float* f32, const uint16_t* f16, int64_t g, int64_t j0, int64_t j1) {
-      const int64_t es = f32 != nullptr ? 4 : 2;
-      const auto* base = f32 != nullptr ? reinterpret_cast<const uint8_t*>(f32) : reinterpret_cast<const uint8_t*>(f16);
-      for (int64_t j = j0; j < j1; ++j) prefetch_lines(base + ((j - kv_pos0) * kv_stride + g * head_dim) * es, head_dim * es);
+      prefetch_kv_rows(f32, f16, (j0 - kv_pos0) * kv_stride + g * head_dim, j1 - j0, head_dim, kv_stride);
     };
-    // Task `task`'s KV head and keys [j_first, j_end).
-    const auto task_keys = [&](int64_t task, int64_t& g, int64_t& j_first, int64_t& j_end) {
-      const int64_t tile = n_tiles - 1 - task / n_head_kv;  // most keys first
-      g = task % n_head_kv;
-      const int64_t t0 = tile * kAttentionTileTokens, t1 = std::min(n_q_tokens, t0 + kAttentionTileTokens);
-      j_first = first_key(pos0 + t0);
-      j_end = pos0 + t1;
+    // Task `task`: KV head g, query tokens [t0, t1) (the tiles with the most keys first).
+    struct Span {
+      int64_t g, t0, t1;
     };
-    if (begin < end) {
-      int64_t g, j_first, j_end;
-      task_keys(begin, g, j_first, j_end);
-      prefetch_rows(kv.k32, kv.k16, g, j_first, std::min(j_end, j_first + kAttentionKeyBlock));
-    }
+    const auto span = [&](int64_t task) {
+      const int64_t t0 = (n_tiles - 1 - task / n_head_kv) * kAttentionTileTokens;
+      return Span{task % n_head_kv, t0, std::min(n_q_tokens, t0 + kAttentionTileTokens)};
+    };
+    // The first block of keys of task `task`'s first row.
+    const auto prefetch_first_keys = [&](int64_t task) {
+      const Span sp = span(task);
+      const int64_t j_first = first_key(pos0 + sp.t0);
+      prefetch_rows(kv.k32, kv.k16, sp.g, j_first, std::min(pos0 + sp.t1, j_first + kAttentionKeyBlock));
+    };
+    if (begin < end) prefetch_first_keys(begin);
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t tile = n_tiles - 1 - task / n_head_kv, g = task % n_head_kv;  // most keys first
-      const int64_t t0 = tile * kAttentionTileTokens;
-      const int64_t t1 = std::min(n_q_tokens, t0 + kAttentionTileTokens);
+      const auto [g, t0, t1] = span(task);
       const int64_t stride = pos0 + t1 - first_key(pos0 + t1 - 1);  // keys of the last token: the most
       const int64_t n_rows = (t1 - t0) * group;
       if (scores.size() < size_t(n_rows * stride)) scores.resize(size_t(n_rows * stride));
@@ -378,21 +384,12 @@ void attention_tiles(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64
         const Block b = load(kv.k32, kv.k16, g, j0, std::min(j_end, j0 + kAttentionKeyBlock));
         block_scores(rows.data(), n_rows, b, head_dim, scale);
       }
-      for (Row& r : rows) {
-        const int64_t n_keys = r.last + 1 - r.first;
-        if (softcap > 0.0f) {
-          for (int64_t i = 0; i < n_keys; ++i) r.s[i] = softcap * std::tanh(r.s[i] / softcap);
-        }
-        softmax(r.s, n_keys);
-        std::fill(r.o, r.o + head_dim, 0.0f);
-      }
+      for (Row& r : rows) normalize_row(r, softcap, head_dim);
       for (int64_t j0 = j_first; j0 < j_end; j0 += kAttentionKeyBlock) {
         if (j0 + kAttentionKeyBlock < j_end) {  // the next block of values, or after the last the next task's keys
           prefetch_rows(kv.v32, kv.v16, g, j0 + kAttentionKeyBlock, std::min(j_end, j0 + 2 * kAttentionKeyBlock));
         } else if (task + 1 < end) {
-          int64_t g2, j2_first, j2_end;
-          task_keys(task + 1, g2, j2_first, j2_end);
-          prefetch_rows(kv.k32, kv.k16, g2, j2_first, std::min(j2_end, j2_first + kAttentionKeyBlock));
+          prefetch_first_keys(task + 1);
         }
         const Block b = load(kv.v32, kv.v16, g, j0, std::min(j_end, j0 + kAttentionKeyBlock));
         block_values(rows.data(), n_rows, b, head_dim);
