@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "ops/cpu_features.h"
 #include "ops/gemm_i8.h"
 #include "ops/matmul.h"
+#include "ops/prefetch.h"
 #include "ops/qpanels.h"
 #include "quant/types.h"
 
@@ -168,6 +170,56 @@ BENCHMARK(BM_QPanelsModelDecode)
                     int64_t(quant::Type::Q4_K), int64_t(quant::Type::Q5_K), int64_t(quant::Type::Q6_K),
                     int64_t(quant::Type::IQ4_XS)}})
     ->ArgNames({"type"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// The memory side of the decode tiles alone, no arithmetic but a sum: every thread of the pool reads
+// its share of a 256 MiB buffer as `streams` interleaved streams (its share cut into that many
+// contiguous parts), 2 KiB of each in turn — one panel's quants of a Q4_K block — with the tiles'
+// software prefetch 4 KiB ahead in each stream (prefetch 1) or none (0). streams 1 is how the read
+// probe of `ork bench` reads; a decode tile of two panels reads four streams (two panels' quants and
+// scales). GB/s of the buffer.
+ORK_VECTOR_CLONES uint64_t sum_lines(const uint64_t* __restrict p, size_t n) {
+  uint64_t lanes[8] = {};
+  for (size_t i = 0; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) lanes[l] += p[i + l];
+  uint64_t s = 0;
+  for (uint64_t v : lanes) s += v;
+  return s;
+}
+
+void BM_ReadStreams(benchmark::State& state) {
+  const int64_t streams = state.range(0);
+  const bool prefetch = state.range(1) != 0;
+  constexpr size_t kBytes = size_t(256) << 20, kChunk = 2048;
+  static std::vector<uint64_t> buf = [] {
+    std::vector<uint64_t> b(kBytes / 8);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = i;
+    return b;
+  }();
+  std::vector<uint64_t> sums(size_t(pool().size()));
+  for (auto _ : state) {
+    pool().run([&](int t, int n) {
+      const size_t words = buf.size() / size_t(n), part = words / size_t(streams) / (kChunk / 8) * (kChunk / 8);
+      const uint64_t* base = buf.data() + size_t(t) * words;
+      uint64_t sum = 0;
+      for (size_t off = 0; off < part; off += kChunk / 8) {
+        for (int64_t s = 0; s < streams; ++s) {
+          const uint64_t* p = base + size_t(s) * part + off;
+          if (prefetch) ops::prefetch_bytes(reinterpret_cast<const uint8_t*>(p) + ops::kPrefetchAheadBytes, kChunk);
+          sum += sum_lines(p, kChunk / 8);
+        }
+      }
+      sums[size_t(t)] += sum;
+    });
+  }
+  benchmark::DoNotOptimize(sums.data());
+  state.counters["GB/s"] = benchmark::Counter(double(kBytes), benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel("threads=" + std::to_string(pool().size()));
+}
+BENCHMARK(BM_ReadStreams)
+    ->ArgsProduct({{1, 2, 4, 8}, {0, 1}})
+    ->ArgNames({"streams", "prefetch"})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
