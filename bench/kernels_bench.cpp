@@ -1,6 +1,7 @@
 // Microbenchmarks of the CPU kernels: ops::matmul (fast mode on every ISA, and the exact path) per
 // weight type, decode (M=1, weights larger than the last-level cache: GB/s of weights read) and
-// prefill (M=128: GOPS, 2·M·N·K per call), and ops::gemm_i8. Run with --benchmark_format=json for JSON;
+// prefill (M=128: GOPS, 2·M·N·K per call), ops::gemm_i8, and the decode tiles' read pattern without
+// their arithmetic (BM_ReadStreams). Run with --benchmark_format=json for JSON;
 // the machine is named in the context (the CPU model from /proc/cpuinfo).
 #include <benchmark/benchmark.h>
 
