@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "ops/cpu_features.h"
 #include "ops/gemm_i8.h"
 #include "ops/matmul.h"
 #include "ops/prefetch.h"
 #include "ops/qpanels.h"
+#include "ork/memory_bandwidth.h"
 #include "quant/types.h"
 
 namespace {
@@ -178,17 +178,8 @@ BENCHMARK(BM_QPanelsModelDecode)
 // its share of a 256 MiB buffer as `streams` interleaved streams (its share cut into that many
 // contiguous parts), 2 KiB of each in turn — one panel's quants of a Q4_K block — with the tiles'
 // software prefetch 4 KiB ahead in each stream (prefetch 1) or none (0). streams 1 is how the read
-// probe of `ork bench` reads; a decode tile of two panels reads four streams (two panels' quants and
+// probe of `ork bench` reads (its sum_words here too); a decode tile of two panels reads four streams (two panels' quants and
 // scales). GB/s of the buffer.
-ORK_VECTOR_CLONES uint64_t sum_lines(const uint64_t* __restrict p, size_t n) {
-  uint64_t lanes[8] = {};
-  for (size_t i = 0; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l) lanes[l] += p[i + l];
-  uint64_t s = 0;
-  for (uint64_t v : lanes) s += v;
-  return s;
-}
-
 void BM_ReadStreams(benchmark::State& state) {
   const int64_t streams = state.range(0);
   const bool prefetch = state.range(1) != 0;
@@ -208,7 +199,7 @@ void BM_ReadStreams(benchmark::State& state) {
         for (int64_t s = 0; s < streams; ++s) {
           const uint64_t* p = base + size_t(s) * part + off;
           if (prefetch) ops::prefetch_bytes(reinterpret_cast<const uint8_t*>(p) + ops::kPrefetchAheadBytes, kChunk);
-          sum += sum_lines(p, kChunk / 8);
+          sum += cli::sum_words(p, kChunk / 8);
         }
       }
       sums[size_t(t)] += sum;

@@ -8,7 +8,6 @@
 #include "ops/cpu_features.h"
 
 namespace ork::cli {
-namespace {
 
 ORK_VECTOR_CLONES uint64_t sum_words(const uint64_t* __restrict p, size_t n) {
   uint64_t lanes[8] = {};
@@ -18,8 +17,6 @@ ORK_VECTOR_CLONES uint64_t sum_words(const uint64_t* __restrict p, size_t n) {
   for (uint64_t v : lanes) s += v;
   return s;
 }
-
-}  // namespace
 
 double copy_bandwidth_gbs(ThreadPool& pool, size_t bytes, int passes) {
   std::unique_ptr<uint8_t[]> src(new uint8_t[bytes]), dst(new uint8_t[bytes]);

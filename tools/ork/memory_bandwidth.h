@@ -12,6 +12,10 @@
 
 namespace ork::cli {
 
+// The sum of p[0 .. n − n % 8) (eight lanes, vectorized): the read probe's inner loop, also the
+// reader of kernels_bench's BM_ReadStreams. Pure, thread-safe.
+uint64_t sum_words(const uint64_t* __restrict p, size_t n);
+
 // Memory copy bandwidth, GB/s counting bytes read plus bytes written (STREAM Copy's convention):
 // best of `passes` copies of `bytes` (allocated and freed here).
 double copy_bandwidth_gbs(ThreadPool& pool, size_t bytes, int passes);
