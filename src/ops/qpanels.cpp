@@ -574,12 +574,23 @@ struct PanelJob {
 
 // Runs the tiles of every job (tiles of kPanelTileMax panels × blocks of activation rows) in one
 // parallel loop over activations `act` (m rows of xs bytes).
+// compare_ork_builds tg64, 5 rounds × 3 against four: Q4_K_M × 1.06, Q6_K × 1.03, Q8_0 × 1.00
+// (docs/ops.md, "2026-12-06 (a later session)").
+constexpr int kDecodeChunksPerThread = 2;
+
 void run_panel_jobs(ThreadPool& pool, std::span<const PanelJob> jobs, const uint8_t* act, int64_t xs, int64_t m) {
   int64_t total = 0;
   for (const PanelJob& j : jobs) total += j.n_tiles;
   const RowSplit rs = split_rows(m, total, pool.size(), 8);
   const int64_t m_blocks = rs.blocks, m_per = rs.per;
-  pool.parallel_for(total * m_blocks, 1, [&](int64_t begin, int64_t end) {
+  // Decode (M = 1) claims kDecodeChunksPerThread chunks of tiles a thread, not the pool's four: a
+  // thread's next chunk is elsewhere in the weights, so each claim starts its prefetch cold (and the
+  // last tile's prefetch of the tile after it is wasted). Two still let a fast core take over a slow
+  // one's share (an RK3588's A76 beside its A55 when unpinned), which one static half each would not.
+  const int64_t tasks = total * m_blocks;
+  const int64_t chunks = int64_t(kDecodeChunksPerThread) * pool.size();
+  const int64_t grain = m == 1 ? (tasks + chunks - 1) / chunks : 1;
+  pool.parallel_for(tasks, grain, [&](int64_t begin, int64_t end) {
     size_t ji = 0;
     int64_t first = 0;  // the first task of jobs[ji]
     for (int64_t task = begin; task < end; ++task) {
