@@ -572,12 +572,13 @@ struct PanelJob {
   int64_t n_tiles;
 };
 
-// Runs the tiles of every job (tiles of kPanelTileMax panels × blocks of activation rows) in one
-// parallel loop over activations `act` (m rows of xs bytes).
-// compare_ork_builds tg64, 5 rounds × 3 against four: Q4_K_M × 1.06, Q6_K × 1.03, Q8_0 × 1.00
-// (docs/ops.md, "2026-12-06 (a later session)").
+// Chunks of tiles a thread claims in a decode (M = 1) loop, instead of the pool's four (reason in
+// run_panel_jobs). compare_ork_builds tg64, 5 rounds × 3, two against four: Q4_K_M × 1.06, Q6_K
+// × 1.03, Q8_0 × 1.00 (docs/ops.md, "2026-12-06 (a later session)").
 constexpr int kDecodeChunksPerThread = 2;
 
+// Runs the tiles of every job (tiles of kPanelTileMax panels × blocks of activation rows) in one
+// parallel loop over activations `act` (m rows of xs bytes).
 void run_panel_jobs(ThreadPool& pool, std::span<const PanelJob> jobs, const uint8_t* act, int64_t xs, int64_t m) {
   int64_t total = 0;
   for (const PanelJob& j : jobs) total += j.n_tiles;
