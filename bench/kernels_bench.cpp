@@ -120,6 +120,28 @@ BENCHMARK(BM_QPanels)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
+// The tiles' arithmetic alone: one thread, M = 1, a matrix that stays in L2 (N × K small), called
+// over and over. args: type, isa, N, K.
+void BM_QPanelsHot(benchmark::State& state) {
+  const auto type = quant::Type(state.range(0));
+  const auto isa = ops::Isa(state.range(1));
+  const int64_t n = state.range(2), k = state.range(3);
+  static ThreadPool one(1);
+  const std::vector<uint8_t> w = make_weight(type, n, k);
+  const ops::QPanels p = ops::QPanels::pack(type, w.data(), n, k, &one);
+  std::vector<float> x(static_cast<size_t>(k), 0.5f), y(static_cast<size_t>(n));
+  for (auto _ : state) {
+    ops::matmul_qpanels(one, x.data(), 1, p, y.data(), isa);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GB/s"] = benchmark::Counter(double(p.bytes()), benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(std::string(quant::type_name(uint32_t(type))) + " " + std::to_string(p.bytes() >> 10) + " KiB");
+}
+BENCHMARK(BM_QPanelsHot)
+    ->ArgsProduct({kPanelBenchTypes, {1, 2}, {256, 512}, {1024}})
+    ->ArgNames({"type", "isa", "N", "K"})
+    ->UseRealTime();
+
 // Decode through a whole model's matmuls, as the forward pass issues them at M = 1: the linears of
 // the 150 M-parameter llama of issue 20 (6 layers of Q/K/V and gate/up as groups, O and down alone,
 // then the output), each its own packed copy, 93 M weights in all: far beyond the last-level cache,

@@ -9,6 +9,7 @@
 #include "core/checked.h"
 #include "core/error.h"
 #include "core/fp16.h"
+#include "core/part_claims.h"
 #include "quant/blocks.h"
 
 namespace ork::ops {
@@ -572,26 +573,28 @@ struct PanelJob {
   int64_t n_tiles;
 };
 
-// Chunks of tiles a thread claims in a decode (M = 1) loop, instead of the pool's four (reason in
-// run_panel_jobs). compare_ork_builds tg64, 5 rounds × 3, two against four: Q4_K_M × 1.06, Q6_K
-// × 1.03, Q8_0 × 1.00 (docs/ops.md, "2026-12-06 (a later session)").
-constexpr int kDecodeChunksPerThread = 2;
+// Weight bytes a decode (M = 1) piece covers: a few microseconds of one thread's reading here, so a
+// thread done early waits at most about that long. Paired kernels_bench BM_QPanelsModelDecode (6
+// pairs, Q8_0 / Q4_K / Q6_K), 64 KiB, 128 KiB, 256 KiB and 1 MiB all within this VM's noise of each
+// other (1 MiB the lowest on Q6_K); 128 KiB keeps a slow core's last piece short (docs/ops.md,
+// "2026-12-07, decode parts").
+constexpr int64_t kDecodePieceBytes = 128 << 10;
 
 // Runs the tiles of every job (tiles of kPanelTileMax panels × blocks of activation rows) in one
 // parallel loop over activations `act` (m rows of xs bytes).
+// Prefill (m > 1) hands the tiles out in the pool's chunks. Decode (m = 1) reads every weight once,
+// so the loop is a memory stream: each thread gets one contiguous part of the tiles (equal weight
+// bytes, so a group of a Q4_K and a Q6_K weight splits evenly) and claims it front to back in
+// pieces of about kDecodePieceBytes (PartClaims), so it reads one ascending stream whose prefetch
+// runs on into its next piece; a thread done early takes pieces from the back of the others'
+// parts (a late or slower core, an RK3588's A55 beside its A76 when unpinned). Each output is
+// computed by one tile call either way, with the same operations: the results are the same bits.
 void run_panel_jobs(ThreadPool& pool, std::span<const PanelJob> jobs, const uint8_t* act, int64_t xs, int64_t m) {
   int64_t total = 0;
   for (const PanelJob& j : jobs) total += j.n_tiles;
   const RowSplit rs = split_rows(m, total, pool.size(), 8);
   const int64_t m_blocks = rs.blocks, m_per = rs.per;
-  // Decode (M = 1) claims kDecodeChunksPerThread chunks of tiles a thread, not the pool's four: a
-  // thread's next chunk is elsewhere in the weights, so each claim starts its prefetch cold (and the
-  // last tile's prefetch of the tile after it is wasted). Two still let a fast core take over a slow
-  // one's share (an RK3588's A76 beside its A55 when unpinned), which one static half each would not.
-  const int64_t tasks = total * m_blocks;
-  const int64_t chunks = int64_t(kDecodeChunksPerThread) * pool.size();
-  const int64_t grain = m == 1 ? (tasks + chunks - 1) / chunks : 1;
-  pool.parallel_for(tasks, grain, [&](int64_t begin, int64_t end) {
+  const auto run_tasks = [&](int64_t begin, int64_t end) {
     size_t ji = 0;
     int64_t first = 0;  // the first task of jobs[ji]
     for (int64_t task = begin; task < end; ++task) {
@@ -610,6 +613,29 @@ void run_panel_jobs(ThreadPool& pool, std::span<const PanelJob> jobs, const uint
              j.y + i * w.n() + p0 * kPanelRows, w.n());
       }
     }
+  };
+  if (m > 1 || pool.size() == 1) {
+    pool.parallel_for(total * m_blocks, 1, run_tasks);
+    return;
+  }
+  // Decode: m_blocks = 1, a task is a tile. Part edges at equal shares of the weights' bytes.
+  const int threads = pool.size();
+  int64_t total_bytes = 0;
+  for (const PanelJob& j : jobs) total_bytes += j.n_tiles * kPanelTileMax * j.w->panel_bytes();
+  std::vector<int64_t> bounds(size_t(threads) + 1, total);
+  bounds[0] = 0;
+  int64_t task = 0, bytes = 0;
+  int part = 1;
+  for (const PanelJob& j : jobs) {
+    const int64_t tile_bytes = kPanelTileMax * j.w->panel_bytes();
+    for (int64_t t = 0; t < j.n_tiles; ++t, ++task, bytes += tile_bytes)
+      while (part < threads && bytes * threads >= total_bytes * part) bounds[size_t(part++)] = task;
+  }
+  const int64_t piece = std::max<int64_t>(1, kDecodePieceBytes * total / std::max<int64_t>(1, total_bytes));
+  PartClaims claims(bounds, piece);
+  pool.run([&](int thread, int) {
+    int64_t begin = 0, end = 0;
+    while (claims.claim(thread, &begin, &end)) run_tasks(begin, end);
   });
 }
 

@@ -1,0 +1,47 @@
+// PartClaims — hands out [0, n) for a loop that streams memory: one contiguous part per thread, each
+// thread taking pieces of its own part front to back (so it reads one ascending stream, and a
+// prefetch past a piece's end lands in its own next piece), and, once its part is used up, pieces
+// from the back of the other parts (so a thread that started late or runs on a slower core holds
+// the loop up by at most about one piece).
+// Thread-safety: claim() may be called from any threads at once; every index of [0, n) is handed
+// out exactly once. Not copyable or movable (the parts are atomics).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace ork {
+
+class PartClaims {
+ public:
+  // bounds: the parts' edges, bounds[0] = 0 ≤ bounds[1] ≤ … ≤ bounds[P] = n < 2^31 (P ≥ 1 parts; part t
+  // is [bounds[t], bounds[t+1]), empty parts allowed); piece ≥ 1 items per claim (the last piece of
+  // a part may be shorter).
+  PartClaims(std::span<const int64_t> bounds, int64_t piece);
+  PartClaims(const PartClaims&) = delete;
+  PartClaims& operator=(const PartClaims&) = delete;
+
+  int parts() const { return n_parts_; }
+
+  // The next piece [*begin, *end) for the thread whose own part is `part` (0 ≤ part < parts()):
+  // from the front of that part while it lasts, then from the back of parts part+1, part+2, …
+  // (wrapping). False when every part is used up.
+  bool claim(int part, int64_t* begin, int64_t* end);
+
+ private:
+  // One part's unclaimed range, front in the low 32 bits, back (exclusive) in the high 32 bits, on a
+  // cache line of its own: the owner's claims do not contend with the other parts' owners.
+  struct alignas(64) Part {
+    std::atomic<uint64_t> range{0};
+  };
+  bool take_front(Part& p, int64_t* begin, int64_t* end) const;
+  bool take_back(Part& p, int64_t* begin, int64_t* end) const;
+
+  int n_parts_;
+  int64_t piece_;
+  std::unique_ptr<Part[]> parts_;
+};
+
+}  // namespace ork
