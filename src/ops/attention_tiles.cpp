@@ -245,6 +245,13 @@ void normalize_row(Row& r, float softcap, int64_t head_dim) {
   std::fill(r.o, r.o + head_dim, 0.0f);
 }
 
+// Decode over fewer than kStreamedDecodeKeys keys asks for the K and V rows of its first keys, whole
+// (all KV heads, one stream each), before the per-head tasks read them a head's slice at a time: the
+// cache rows were evicted by the weights streamed since the last token, and each head's slices alone
+// (head_dim values at a stride of all heads') are short streams that wait on memory one block after
+// the other.
+constexpr int64_t kDecodeKvPrefetchBytes = 256 << 10;
+
 // One query token over many keys (decode at depth), in the order that streams the cache: the
 // per-(tile, KV head) order reads head_dim values of each position's row at a stride of all the KV
 // heads' values, too short a stream for the hardware prefetchers — at 4096 keys of the 150 M shape
@@ -329,6 +336,12 @@ void attention_tiles(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64
     return;
   }
 
+  if (n_q_tokens == 1) {  // decode: the first keys' whole K and V rows, up to kDecodeKvPrefetchBytes each
+    const int64_t j_first = first_key(pos0), row_bytes = kv_stride * (kv.k32 != nullptr ? 4 : 2);
+    const int64_t keys = std::min(pos0 + 1 - j_first, std::max<int64_t>(1, kDecodeKvPrefetchBytes / row_bytes));
+    prefetch_kv_rows(kv.k32, kv.k16, (j_first - kv_pos0) * kv_stride, 1, keys * kv_stride, 0);
+    prefetch_kv_rows(kv.v32, kv.v16, (j_first - kv_pos0) * kv_stride, 1, keys * kv_stride, 0);
+  }
   pool.parallel_for(n_tiles * n_head_kv, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> scores, block;
     thread_local std::vector<Row> rows;
