@@ -109,6 +109,23 @@ TEST(QuantizeAct, Q8KBlockSums) {
     }
 }
 
+// d = max|x| / 127 exactly, wherever the largest magnitude sits (each of the eight lanes the
+// maximum is taken over, and the last element), whatever its sign.
+TEST(QuantizeAct, ScaleIsTheLargestMagnitudeAtEveryLane) {
+  for (int64_t at = 0; at < 256; at += (at < 16 || at > 247) ? 1 : 37)
+    for (float sign : {1.0f, -1.0f}) {
+      std::vector<float> x = random_floats(256, uint32_t(at + 1), -1.0f, 1.0f);
+      x[size_t(at)] = sign * 3.25f;
+      quant::BlockQ8_K qk;
+      quantize_row_q8k(x.data(), 256, &qk);
+      EXPECT_EQ(qk.d, 3.25f / 127.0f) << "at " << at;
+      EXPECT_EQ(qk.qs[at], int8_t(sign * 127)) << "at " << at;
+      BlockQ8A qa[8];
+      quantize_row_q8a(x.data(), 256, qa);
+      EXPECT_EQ(qa[at / 32].d, 3.25f / 127.0f) << "at " << at;
+    }
+}
+
 TEST(QKernels, UnsupportedIsaThrows) {
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni, Isa::kNeonDot}) {
     if (isa_supported(isa))
