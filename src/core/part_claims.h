@@ -23,9 +23,7 @@ class PartClaims {
   PartClaims(const PartClaims&) = delete;
   PartClaims& operator=(const PartClaims&) = delete;
 
-  int parts() const { return n_parts_; }
-
-  // The next piece [*begin, *end) for the thread whose own part is `part` (0 ≤ part < parts()):
+  // The next piece [*begin, *end) for the thread whose own part is `part` (0 ≤ part < P):
   // from the front of that part while it lasts, then from the back of parts part+1, part+2, …
   // (wrapping). False when every part is used up.
   bool claim(int part, int64_t* begin, int64_t* end);

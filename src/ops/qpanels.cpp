@@ -622,14 +622,22 @@ void run_panel_jobs(ThreadPool& pool, std::span<const PanelJob> jobs, const uint
   const int threads = pool.size();
   int64_t total_bytes = 0;
   for (const PanelJob& j : jobs) total_bytes += j.n_tiles * kPanelTileMax * j.w->panel_bytes();
+  // Edge of part p: the first task whose preceding bytes reach total_bytes · p / threads (past the
+  // last task: total), found per job by division rather than a walk over its tiles.
   std::vector<int64_t> bounds(size_t(threads) + 1, total);
   bounds[0] = 0;
-  int64_t task = 0, bytes = 0;
+  int64_t first_task = 0, first_byte = 0;  // of the job below
   int part = 1;
   for (const PanelJob& j : jobs) {
     const int64_t tile_bytes = kPanelTileMax * j.w->panel_bytes();
-    for (int64_t t = 0; t < j.n_tiles; ++t, ++task, bytes += tile_bytes)
-      while (part < threads && bytes * threads >= total_bytes * part) bounds[size_t(part++)] = task;
+    for (; part < threads; ++part) {
+      const int64_t short_by = total_bytes * part - first_byte * threads;  // bytes · threads still to pass
+      const int64_t t = short_by <= 0 ? 0 : (short_by + tile_bytes * threads - 1) / (tile_bytes * threads);
+      if (t >= j.n_tiles) break;
+      bounds[size_t(part)] = first_task + t;
+    }
+    first_task += j.n_tiles;
+    first_byte += j.n_tiles * tile_bytes;
   }
   const int64_t piece = std::max<int64_t>(1, kDecodePieceBytes * total / std::max<int64_t>(1, total_bytes));
   PartClaims claims(bounds, piece);

@@ -14,6 +14,13 @@ namespace {
 
 using Piece = std::pair<int64_t, int64_t>;
 
+// The next piece of the thread owning `part`, or {-1, -1} when claim() says none is left.
+Piece next(PartClaims& c, int part) {
+  int64_t b = 0, e = 0;
+  return c.claim(part, &b, &e) ? Piece(b, e) : Piece(-1, -1);
+}
+const Piece kNone(-1, -1);
+
 std::vector<Piece> drain(PartClaims& c, int part) {
   std::vector<Piece> out;
   int64_t b = 0, e = 0;
@@ -24,15 +31,10 @@ std::vector<Piece> drain(PartClaims& c, int part) {
 TEST(PartClaims, OwnPartFrontToBackInPieces) {
   const std::vector<int64_t> bounds = {0, 10, 20};
   PartClaims c(bounds, 4);
-  int64_t b = 0, e = 0;
-  ASSERT_TRUE(c.claim(0, &b, &e));
-  EXPECT_EQ(Piece(b, e), Piece(0, 4));
-  ASSERT_TRUE(c.claim(0, &b, &e));
-  EXPECT_EQ(Piece(b, e), Piece(4, 8));
-  ASSERT_TRUE(c.claim(0, &b, &e));
-  EXPECT_EQ(Piece(b, e), Piece(8, 10));  // the part's last piece is shorter
-  ASSERT_TRUE(c.claim(1, &b, &e));
-  EXPECT_EQ(Piece(b, e), Piece(10, 14));
+  EXPECT_EQ(next(c, 0), Piece(0, 4));
+  EXPECT_EQ(next(c, 0), Piece(4, 8));
+  EXPECT_EQ(next(c, 0), Piece(8, 10));  // the part's last piece is shorter
+  EXPECT_EQ(next(c, 1), Piece(10, 14));
 }
 
 TEST(PartClaims, DoneThreadTakesFromTheBackOfTheOthers) {
@@ -50,17 +52,12 @@ TEST(PartClaims, DoneThreadTakesFromTheBackOfTheOthers) {
 TEST(PartClaims, OwnerAndThiefMeetWithoutOverlap) {
   const std::vector<int64_t> bounds = {0, 0, 7};  // part 0 empty: its owner steals from part 1
   PartClaims c(bounds, 2);
-  int64_t b = 0, e = 0;
-  ASSERT_TRUE(c.claim(1, &b, &e));
-  EXPECT_EQ(Piece(b, e), Piece(0, 2));
-  ASSERT_TRUE(c.claim(0, &b, &e));
-  EXPECT_EQ(Piece(b, e), Piece(5, 7));
-  ASSERT_TRUE(c.claim(0, &b, &e));
-  EXPECT_EQ(Piece(b, e), Piece(3, 5));
-  ASSERT_TRUE(c.claim(1, &b, &e));
-  EXPECT_EQ(Piece(b, e), Piece(2, 3));  // the front stops at the back
-  EXPECT_FALSE(c.claim(1, &b, &e));
-  EXPECT_FALSE(c.claim(0, &b, &e));
+  EXPECT_EQ(next(c, 1), Piece(0, 2));
+  EXPECT_EQ(next(c, 0), Piece(5, 7));
+  EXPECT_EQ(next(c, 0), Piece(3, 5));
+  EXPECT_EQ(next(c, 1), Piece(2, 3));  // the front stops at the back
+  EXPECT_EQ(next(c, 1), kNone);
+  EXPECT_EQ(next(c, 0), kNone);
 }
 
 TEST(PartClaims, RejectsBadBoundsAndPieces) {
