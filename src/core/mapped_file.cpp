@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -69,6 +70,24 @@ bool MappedFile::drop_pages(uint64_t offset, uint64_t length) const {
   const uint64_t end = (offset + length) / page * page;
   if (end <= begin) return true;
   return ::madvise(data_ + begin, end - begin, MADV_DONTNEED) == 0;
+}
+
+bool MappedFile::map_pages(uint64_t offset, uint64_t length) const {
+  if (data_ == nullptr || offset >= size_) return false;
+  if (length > size_ - offset) length = size_ - offset;
+  const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  const uint64_t begin = offset / page * page;
+  const uint64_t end = std::min(size_, (offset + length + page - 1) / page * page);
+  if (end <= begin) return true;
+#ifndef MADV_POPULATE_READ
+  constexpr int MADV_POPULATE_READ = 22;  // <linux/mman.h> of Linux 5.14; glibc headers may lack it
+#endif
+  if (::madvise(data_ + begin, end - begin, MADV_POPULATE_READ) == 0) return true;
+  if (errno != EINVAL) return false;  // EINVAL: a kernel before 5.14
+  uint8_t sum = 0;
+  for (uint64_t p = begin; p < end; p += page) sum ^= *static_cast<volatile const uint8_t*>(data_ + p);
+  static_cast<void>(sum);
+  return true;
 }
 
 }  // namespace ork

@@ -28,6 +28,11 @@ class MappedFile {
   // Drops the pages of [offset, offset + length) from this process (madvise MADV_DONTNEED); they are
   // re-read from the file on next access. Rounds inward to whole pages. Returns false on failure.
   bool drop_pages(uint64_t offset, uint64_t length) const;
+  // Maps the pages of [offset, offset + length) into this process now (reading them from the file
+  // if they are not in the page cache), so later reads of them take no page fault: madvise
+  // MADV_POPULATE_READ (Linux 5.14+), on older kernels a read of one byte per page. Rounds outward
+  // to whole pages. Returns false on failure (the bytes stay readable, faulting in as before).
+  bool map_pages(uint64_t offset, uint64_t length) const;
 
  private:
   void release() noexcept;

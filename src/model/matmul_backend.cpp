@@ -71,8 +71,8 @@ CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weig
     panels_[size_t(lin->index)] =
         std::make_unique<ops::QPanels>(ops::QPanels::pack(t, lin->w->data, lin->n, lin->k, &pool));
     packed_bytes_ += panels_[size_t(lin->index)]->bytes();
-    // Also for a tied output: the embedding lookup then faults in only the rows it reads.
-    file->mapping().drop_pages(lin->w->offset, lin->w->n_bytes);
+    // Not a tied output's: they are the embedding rows, kept mapped for the lookup (runtime::Engine).
+    if (lin->w != weights->token_embd) file->mapping().drop_pages(lin->w->offset, lin->w->n_bytes);
   }
 }
 
