@@ -19,7 +19,10 @@ PartClaims::PartClaims(std::span<const int64_t> bounds, int64_t piece)
             "PartClaims: ", bounds.size(), " bounds, from ", bounds.empty() ? -1 : bounds.front(), " to ",
             bounds.empty() ? -1 : bounds.back(), " (want at least 2, from 0, below 2^31)");
   ORK_CHECK(piece >= 1, "PartClaims: pieces of ", piece, " items");
-  parts_ = std::make_unique<Part[]>(size_t(n_parts_));
+  if (n_parts_ > kInlineParts) {
+    heap_parts_ = std::make_unique<Part[]>(size_t(n_parts_));
+    parts_ = heap_parts_.get();
+  }
   for (int t = 0; t < n_parts_; ++t) {
     ORK_CHECK(bounds[size_t(t)] <= bounds[size_t(t) + 1], "PartClaims: bound ", t + 1, " (", bounds[size_t(t) + 1],
               ") below bound ", t, " (", bounds[size_t(t)], ")");

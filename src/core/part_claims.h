@@ -37,9 +37,14 @@ class PartClaims {
   bool take_front(Part& p, int64_t* begin, int64_t* end) const;
   bool take_back(Part& p, int64_t* begin, int64_t* end) const;
 
+  // The parts of a pool of up to kInlineParts threads live in the object (a decode step constructs
+  // one per matmul: no allocation there), more on the heap.
+  static constexpr int kInlineParts = 8;
   int n_parts_;
   int64_t piece_;
-  std::unique_ptr<Part[]> parts_;
+  Part inline_parts_[kInlineParts];
+  std::unique_ptr<Part[]> heap_parts_;
+  Part* parts_ = inline_parts_;
 };
 
 }  // namespace ork

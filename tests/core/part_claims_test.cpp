@@ -76,26 +76,32 @@ TEST(PartClaims, RejectsBadBoundsAndPieces) {
   EXPECT_THROW(c.claim(1, &b, &e), Error);
 }
 
-// Threads claim at once (run under TSan by the `threads` label): every index exactly once.
+// Threads claim at once (run under TSan by the `threads` label): every index exactly once. 4 parts
+// live in the object, 12 on the heap.
 TEST(PartClaims, ConcurrentClaimsCoverEveryIndexOnce) {
-  for (int64_t piece : {1, 3, 64}) {
-    constexpr int kThreads = 4;
-    const int64_t n = 10007;
-    const std::vector<int64_t> bounds = {0, 100, 5000, 5001, n};  // uneven parts, as byte-weighted edges give
-    PartClaims c(bounds, piece);
-    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t)
-      threads.emplace_back([&, t] {
-        int64_t b = 0, e = 0;
-        while (c.claim(t, &b, &e)) {
-          ASSERT_LT(b, e);
-          ASSERT_LE(e - b, piece);
-          for (int64_t i = b; i < e; ++i) hits[size_t(i)].fetch_add(1, std::memory_order_relaxed);
-        }
-      });
-    for (auto& t : threads) t.join();
-    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[size_t(i)].load(), 1) << "index " << i << ", pieces of " << piece;
+  const int64_t n = 10007;
+  // Uneven parts, as byte-weighted edges give.
+  const std::vector<std::vector<int64_t>> part_bounds = {
+      {0, 100, 5000, 5001, n}, {0, 1, 2, 3, 900, 901, 2000, 4000, 4000, 7000, 9000, 10000, n}};
+  for (const std::vector<int64_t>& bounds : part_bounds) {
+    const int n_threads = int(bounds.size()) - 1;
+    for (int64_t piece : {1, 3, 64}) {
+      PartClaims c(bounds, piece);
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      std::vector<std::thread> threads;
+      for (int t = 0; t < n_threads; ++t)
+        threads.emplace_back([&, t] {
+          int64_t b = 0, e = 0;
+          while (c.claim(t, &b, &e)) {
+            ASSERT_LT(b, e);
+            ASSERT_LE(e - b, piece);
+            for (int64_t i = b; i < e; ++i) hits[size_t(i)].fetch_add(1, std::memory_order_relaxed);
+          }
+        });
+      for (auto& t : threads) t.join();
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(hits[size_t(i)].load(), 1) << "index " << i << ", " << n_threads << " parts, pieces of " << piece;
+    }
   }
 }
 
