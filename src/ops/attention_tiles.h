@@ -39,6 +39,27 @@ struct KvRows {
   const uint16_t* v16 = nullptr;
 };
 
+// One query row of a tile: its head's q, output, and key range [first, last] (positions); s holds
+// the scores of keys first..last.
+struct Row {
+  const float* q;
+  float* o;
+  float* s;
+  int64_t first, last;
+};
+
+// The tile kernels on binary16 K or V rows read in place, no f32 copy of the block
+// (attention_grid_f16.cpp: x86-64 CPUs with AVX2, FMA and F16C, and AArch64; grid_f16_available()
+// says whether this CPU has them): keys [j0, j1), key j's head slice at k (v) + (j − j0) · stride.
+// The same operations on the same (exactly widened) values as on an f32 block, so the same bits.
+// block_scores_f16: every row's scores of the block's keys it sees; block_values_f16: their values
+// added to the rows' outputs.
+bool grid_f16_available();
+void block_scores_f16(Row* rows, int64_t n_rows, const uint16_t* k, int64_t stride, int64_t j0, int64_t j1,
+                       int64_t head_dim, float scale);
+void block_values_f16(Row* rows, int64_t n_rows, const uint16_t* v, int64_t stride, int64_t j0, int64_t j1,
+                       int64_t head_dim);
+
 // attention(pool, q, ..., out, options) over `kv` (checks the arguments as attention() does).
 // Parallel over (tile, KV head) pairs on `pool`, the tiles with the most keys first.
 void attention_tiles(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64_t pos0, int64_t n_head,
