@@ -141,7 +141,7 @@ Engine::Engine(const EngineOptions& options) : options_(options) {
   }
   // The embedding rows are read in place, one token's row a step: mapped now (as llama.cpp maps the
   // whole file, MAP_POPULATE), so a token the model has not seen yet costs no page fault mid-step
-  // (≈ 13 µs each on a virtual machine here, docs/ops.md "2026-12-07, decode step sections").
+  // (≈ 13 µs each on this project's virtual machine: docs/ops.md, "where a decode step goes").
   if (const gguf::TensorInfo* e = model_->weights().token_embd; e != nullptr &&
       !model_->file().mapping().map_pages(e->offset, e->n_bytes)) {
     log::debug("embedding rows: not mapped ahead (", std::strerror(errno), "); they fault in as read");
