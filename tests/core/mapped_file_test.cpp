@@ -45,6 +45,12 @@ unsigned read_pages(const MappedFile& m, uint64_t begin, uint64_t end) {
 }
 
 TEST(MappedFile, MapPagesLeavesNoFaultsForTheirReads) {
+#if defined(ORK_TESTS_UNDER_EMULATOR)
+  // qemu-user takes the madvise without mapping anything, and counts its own faults.
+  constexpr bool kCountsFaults = false;
+#else
+  constexpr bool kCountsFaults = true;
+#endif
   const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
   const uint64_t pages = 512;
   TempFile f("ork-mapped-file-test", pages * page);
@@ -57,14 +63,18 @@ TEST(MappedFile, MapPagesLeavesNoFaultsForTheirReads) {
   ASSERT_TRUE(m.drop_pages(0, m.size()));
   long before = minor_faults();
   EXPECT_EQ(read_pages(m, 0, m.size()), want);
-  EXPECT_GE(minor_faults() - before, 1);
+  if (kCountsFaults) {
+    EXPECT_GE(minor_faults() - before, 1);
+  }
 
   // Mapped ahead, from an offset inside a page to the end: reading them takes no fault.
   ASSERT_TRUE(m.drop_pages(0, m.size()));
   ASSERT_TRUE(m.map_pages(page / 2, m.size()));
   before = minor_faults();
   EXPECT_EQ(read_pages(m, 0, m.size()), want);
-  EXPECT_LE(minor_faults() - before, 1);
+  if (kCountsFaults) {
+    EXPECT_LE(minor_faults() - before, 1);
+  }
 }
 
 TEST(MappedFile, MapPagesOutsideTheFileIsRefused) {
