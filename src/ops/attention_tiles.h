@@ -5,11 +5,12 @@
 // query heads of that KV head — keys are taken in blocks of kAttentionKeyBlock positions: an f32
 // block is read in place; an f16 block in prefill is first converted to f32 (exactly,
 // f16_to_f32_rows) into a per-thread buffer, in decode read in place where grid_f16_available()
-// (each key's values widened as the kernel loads them). Within a block, rows are taken in groups of up to 4 whose common keys are worked
-// on as a grid (4 rows × 2 keys of scores, or 4 rows × 16 dimensions of V sums, held in registers),
-// the keys only some rows of the group see one row at a time. Every score is vec::dot_fma(q, k_j) ·
-// scale, and every output element receives fma(s_j, v_j[d], ·) in ascending j, exactly as in
-// ops::attention: the results are bit-identical to it for any tiling and thread count.
+// (each key's values widened as the kernel loads them). Within a block, rows are taken in groups of
+// up to 4 whose common keys are worked on as a grid (4 rows × 2 keys of scores, or 4 rows × 16
+// dimensions of V sums, held in registers), the keys only some rows of the group see one row at a
+// time. Every score is vec::dot_fma(q, k_j) · scale, and every output element receives
+// fma(s_j, v_j[d], ·) in ascending j, exactly as in ops::attention: the results are bit-identical to
+// it for any tiling and thread count.
 #pragma once
 
 #include <cstdint>
