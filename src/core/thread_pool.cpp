@@ -31,14 +31,15 @@ bool spin_until(Pred pred) {
   }
 }
 
-// Claims one chunk of [next, end) and prefetches it (counted in `bytes`); false when the range is
-// used up. A range changed meanwhile may get one chunk of the old or a mix: prefetches never fault.
+// Prefetches the next chunk of [next, end) and advances next past it (counted in `bytes`); false
+// when the range is used up. Only its worker advances a range; one changed meanwhile may get one
+// chunk of the old or a mix: prefetches never fault.
 bool prefetch_chunk(std::atomic<uintptr_t>& next, const std::atomic<uintptr_t>& end, std::atomic<uint64_t>& bytes) {
   constexpr uintptr_t kChunk = 4096, kLine = 64;
   const uintptr_t e = end.load(std::memory_order_relaxed);
-  if (next.load(std::memory_order_relaxed) >= e) return false;
-  const uintptr_t b = next.fetch_add(kChunk, std::memory_order_relaxed);
+  const uintptr_t b = next.load(std::memory_order_relaxed);
   if (b >= e) return false;
+  next.store(b + kChunk, std::memory_order_relaxed);
   const uintptr_t stop = std::min(b + kChunk, e);
   for (uintptr_t a = b; a < stop; a += kLine) __builtin_prefetch(reinterpret_cast<const void*>(a), 0, 3);
   bytes.fetch_add(stop - b, std::memory_order_relaxed);
@@ -80,7 +81,8 @@ std::vector<int> ThreadPool::pin_order() {
 
 ThreadPool::ThreadPool(int n_threads, bool pin)
     : n_threads_(n_threads > 0 ? n_threads
-                               : std::max(1, int(std::thread::hardware_concurrency()))) {
+                               : std::max(1, int(std::thread::hardware_concurrency()))),
+      idle_(new IdleRange[size_t(n_threads_)]) {
   std::vector<int> cpus;
   if (pin) {
     cpus = pin_order();
@@ -124,8 +126,9 @@ void ThreadPool::execute(int index) {
 void ThreadPool::worker_main(int index) {
   uint64_t seen = 0;
   const auto woken = [&] { return stop_.load() || generation_.load() != seen; };
-  // While spinning, the idle hint's next chunk (prefetch_while_idle) instead of a pause.
-  const auto woken_or_prefetch = [&] { return woken() || (prefetch_chunk(idle_next_, idle_end_, idle_bytes_) && false); };
+  // While spinning, the next chunk of this worker's idle hint (prefetch_while_idle) instead of a pause.
+  IdleRange& idle = idle_[size_t(index)];
+  const auto woken_or_prefetch = [&] { return woken() || (prefetch_chunk(idle.next, idle.end, idle_bytes_) && false); };
   for (;;) {
     if (!spin_until(woken_or_prefetch)) {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -171,17 +174,36 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
   per_thread_ = nullptr;
 }
 
-void ThreadPool::prefetch_while_idle(const void* p, size_t bytes) {
-  if (n_threads_ == 1 || bytes == 0) return;
+void ThreadPool::prefetch_while_idle(std::span<const std::span<const uint8_t>> segments, size_t per_worker) {
+  if (n_threads_ == 1) return;
+  size_t total = 0;
+  for (const auto& s : segments) total += s.size();
   std::lock_guard<std::mutex> call(call_mutex_);
-  const uintptr_t b = reinterpret_cast<uintptr_t>(p);
-  idle_end_.store(b, std::memory_order_relaxed);  // empty while the start moves
-  idle_next_.store(b, std::memory_order_relaxed);
-  idle_end_.store(b + bytes, std::memory_order_relaxed);
+  for (int i = 1; i < n_threads_; ++i) {
+    IdleRange& r = idle_[size_t(i)];
+    r.end.store(r.next.load(std::memory_order_relaxed), std::memory_order_relaxed);  // empty while it moves
+    // The segment holding byte total·i/n of the concatenation, and the offset in it.
+    size_t at = size_t(uint64_t(total) * uint64_t(i) / uint64_t(n_threads_));
+    for (const auto& s : segments) {
+      if (at >= s.size()) {
+        at -= s.size();
+        continue;
+      }
+      const uintptr_t b = reinterpret_cast<uintptr_t>(s.data() + at);
+      r.next.store(b, std::memory_order_relaxed);
+      r.end.store(b + std::min(per_worker, s.size() - at), std::memory_order_relaxed);
+      break;
+    }
+  }
+}
+
+void ThreadPool::end_idle_prefetch() {
+  if (n_threads_ == 1) return;
+  std::lock_guard<std::mutex> call(call_mutex_);
+  for (int i = 1; i < n_threads_; ++i) idle_[size_t(i)].end.store(0, std::memory_order_relaxed);
 }
 
 void ThreadPool::dispatch() {
-  idle_end_.store(idle_next_.load(std::memory_order_relaxed), std::memory_order_relaxed);  // the hint ends
   error_ = nullptr;
   pending_.store(n_threads_ - 1);
   generation_.fetch_add(1);  // publishes the loop set up by the caller

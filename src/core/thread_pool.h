@@ -5,8 +5,9 @@
 // Waiting: a worker that finished a loop spins (with a CPU pause) for up to kSpinMicros before it
 // sleeps on a condition variable, and so does the caller waiting for the workers, because a decode
 // step issues a loop every few microseconds and a futex wake-up costs about as much as the loop.
-// A spinning worker prefetches the range the caller last hinted (prefetch_while_idle: the next
-// matmul's weights while the caller works alone between loops) instead of only pausing.
+// A spinning worker prefetches its share of what the caller last hinted (prefetch_while_idle: the
+// start of its part of the next matmul's weights, while the caller works alone between loops)
+// instead of only pausing.
 // Pinning (optional): thread i runs on the i-th CPU of pin_order(), the fastest cores first.
 // Thread-safety: parallel_for/run may be called from any thread; calls are serialized (one loop at
 // a time per pool). A loop body must not call back into the same pool.
@@ -16,7 +17,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -48,11 +51,17 @@ class ThreadPool {
   // Calls fn(thread_index, size()) once on every thread of the pool (the caller is index 0).
   void run(const std::function<void(int, int)>& fn);
 
-  // A hint for the time until the next loop: the workers waiting for it issue prefetches for
-  // [p, p + bytes), from p on, a few KiB at a time, each stopping as soon as a loop starts (how far
-  // they get depends on how long the caller works alone). Prefetches never fault, so the range may
-  // be freed at any time; the next loop, run() or hint replaces it. No effect with one thread.
-  void prefetch_while_idle(const void* p, size_t bytes);
+  // A hint for the time until a loop that reads `segments` in order (a decode matmul's weights),
+  // split among the threads as equal shares of their bytes, thread i's from byte total·i/size() on:
+  // every waiting worker prefetches the start of its own share, up to `per_worker` bytes and not
+  // past the end of the segment its share starts in, a few KiB at a time — while the caller works
+  // alone, and after the worker's part of any loop run meanwhile (how far it gets depends on that
+  // idle time) — until end_idle_prefetch() or the next hint. Prefetches never fault, so the memory
+  // may be freed at any time. No effect with one thread.
+  void prefetch_while_idle(std::span<const std::span<const uint8_t>> segments, size_t per_worker);
+  // Ends the hint: the loop that reads the hinted data is about to start (its workers, once done
+  // with their part, must not prefetch what is already read).
+  void end_idle_prefetch();
   // Bytes the workers issued prefetches for so far (prefetch_while_idle), for tests and statistics.
   uint64_t idle_prefetched_bytes() const { return idle_bytes_.load(std::memory_order_relaxed); }
 
@@ -79,9 +88,14 @@ class ThreadPool {
   std::atomic<int> sleepers_{0};         // workers asleep or about to sleep on wake_
   std::atomic<bool> caller_sleeping_{false};
   std::atomic<bool> stop_{false};
-  // prefetch_while_idle's range: the next unclaimed address and the end (equal: nothing to do).
-  std::atomic<uintptr_t> idle_next_{0};
-  std::atomic<uintptr_t> idle_end_{0};
+  // prefetch_while_idle's range of one worker: the next address to prefetch and the end (equal:
+  // nothing to do), on a cache line of its own; written by the caller, read and advanced by the
+  // worker (relaxed: a torn pair only makes a useless prefetch, which never faults).
+  struct alignas(64) IdleRange {
+    std::atomic<uintptr_t> next{0};
+    std::atomic<uintptr_t> end{0};
+  };
+  std::unique_ptr<IdleRange[]> idle_;  // by thread index; [0], the caller's, unused
   std::atomic<uint64_t> idle_bytes_{0};
 
   // The current loop (valid while a loop runs).

@@ -1,6 +1,7 @@
 #include "model/matmul_backend.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "core/error.h"
 #include "core/quote.h"
@@ -64,6 +65,7 @@ CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weig
   if (mode != ops::MatmulMode::kFast || weights == nullptr || file == nullptr) return;
   panels_.resize(weights->linears().size());
   next_.assign(weights->linears().size(), -1);
+  calls_.resize(weights->linears().size());
   for (const Linear* lin : weights->linears()) {
     const quant::Type t = lin->w->type;
     // Packed when a vector kernel has the type (e.g. Q5_K on AVX-512 VNNI CPUs runs the AVX2 kernel).
@@ -76,25 +78,33 @@ CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weig
   }
 }
 
-void CpuMatmul::follow(int32_t index) {
+void CpuMatmul::follow(int32_t index, std::span<const ops::QPanels* const> panels) {
+  pool_.end_idle_prefetch();
   if (index < 0 || size_t(index) >= next_.size()) return;
   if (last_ >= 0) next_[size_t(last_)] = index;
   last_ = index;
+  std::vector<const ops::QPanels*>& call = calls_[size_t(index)];
+  if (call.size() != panels.size() || !std::equal(call.begin(), call.end(), panels.begin()))
+    call.assign(panels.begin(), panels.end());
 }
 
 void CpuMatmul::prefetch_next(int32_t index) {
   if (index < 0 || size_t(index) >= next_.size() || next_[size_t(index)] < 0) return;
-  const ops::QPanels* p = panels_[size_t(next_[size_t(index)])].get();
-  if (p != nullptr) pool_.prefetch_while_idle(p->panel(0), std::min(p->bytes(), kIdlePrefetchBytes));
+  const std::vector<const ops::QPanels*>& call = calls_[size_t(next_[size_t(index)])];
+  std::span<const uint8_t> segments[4];
+  if (call.empty() || call.size() > std::size(segments)) return;
+  for (size_t i = 0; i < call.size(); ++i) segments[i] = {call[i]->panel(0), call[i]->bytes()};
+  pool_.prefetch_while_idle(std::span(segments, call.size()), kIdlePrefetchBytes);
 }
 
 void CpuMatmul::matmul(const Linear& w, const float* x, int64_t m, float* y) {
   if (const ops::QPanels* p = panels_of(w)) {
-    follow(w.index);
+    follow(w.index, std::span(&p, 1));
     ops::matmul_qpanels(pool_, x, m, *p, y);
     prefetch_next(w.index);
     return;
   }
+  pool_.end_idle_prefetch();
   ops::matmul(pool_, x, m, w.k, w.w->data, w.w->type, w.n, y, mode_);
 }
 
@@ -114,7 +124,7 @@ void CpuMatmul::matmul_group(std::span<const Linear* const> ws, const float* x, 
     }
   }
   if (grouped.empty()) return;
-  follow(first);
+  follow(first, grouped);
   ops::matmul_qpanels_group(pool_, x, m, grouped, outs);
   prefetch_next(first);
 }

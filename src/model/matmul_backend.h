@@ -108,16 +108,22 @@ class CpuMatmul final : public MatmulBackend {
   }
 
   // The idle prefetch: a forward pass calls the linears in the same order every step, so after a
-  // panel matmul the pool's waiting workers prefetch the start of the panels that came next last
-  // time (ThreadPool::prefetch_while_idle) while the caller runs the norms, RoPE, attention between.
+  // panel matmul each of the pool's waiting workers prefetches the start of its own part of the
+  // panel call that came next last time (ThreadPool::prefetch_while_idle: the part a decode loop
+  // gives it) while the caller runs the norms, RoPE, attention between; into its own cache, where
+  // its part of that loop reads it. (The start of the caller's part, prefetched by a worker into
+  // that worker's cache, gained nothing: docs/ops.md.)
   static constexpr size_t kIdlePrefetchBytes = 512 << 10;
-  void follow(int32_t index);         // a panel matmul of linear `index` starts
+  // A panel call of `panels` (one linear or a group) starting with linear `index`: ends the idle
+  // prefetch, records the call and that it followed the last one.
+  void follow(int32_t index, std::span<const ops::QPanels* const> panels);
   void prefetch_next(int32_t index);  // ... and ended: hint its successor's panels
 
   ThreadPool& pool_;
   ops::MatmulMode mode_;
   std::vector<std::unique_ptr<ops::QPanels>> panels_;  // by Linear::index; null: GGUF layout
-  std::vector<int32_t> next_;  // by Linear::index: the panel linear that followed it last, or -1
+  std::vector<int32_t> next_;  // by Linear::index: the panel call that followed it last, or -1
+  std::vector<std::vector<const ops::QPanels*>> calls_;  // by first Linear::index: its call's panels
   int32_t last_ = -1;          // the last panel linear run
   uint64_t packed_bytes_ = 0;
 };

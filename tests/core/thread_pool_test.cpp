@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -89,46 +90,62 @@ TEST(ThreadPool, WakesWorkersThatWentToSleep) {
   }
 }
 
-// prefetch_while_idle: a worker spinning after a loop prefetches the hinted range; the next loop
-// ends the hint; a range that is not mapped (freed, or never was) is harmless: prefetches never fault.
-// (On a loaded machine the worker may have stopped spinning before the hint comes, hence the tries.)
-TEST(ThreadPool, IdleWorkersPrefetchTheHintUntilTheNextLoop) {
+// prefetch_while_idle: a worker spinning between loops prefetches the start of its own share of
+// the hinted segments — here, of 2 threads, worker 1's share starts 64 KiB into the second segment
+// — up to the cap or that segment's end; the hint outlives other loops and ends with
+// end_idle_prefetch(); memory that is not mapped (freed, or never was) is harmless: prefetches never
+// fault. (On a loaded machine the worker may stop spinning before it is done, hence the tries.)
+TEST(ThreadPool, IdleWorkersPrefetchTheStartOfTheirShareUntilTheHintEnds) {
   using Clock = std::chrono::steady_clock;
   ThreadPool pool(2);
   const auto loops = [&](int n) {  // back to back: the worker spins between them and after the last
     for (int i = 0; i < n; ++i) pool.parallel_for(2, 1, [](int64_t, int64_t) {});
   };
-  // Polls for up to twice the spin time whether the workers prefetched more than `before` bytes.
-  const auto grows_from = [&](uint64_t before) {
+  // The bytes prefetched since `before`, twice the spin time later (the worker asleep by then).
+  const auto settled_from = [&](uint64_t before) {
     const auto end = Clock::now() + std::chrono::microseconds(2 * ThreadPool::kSpinMicros);
-    while (Clock::now() < end) {
-      if (pool.idle_prefetched_bytes() > before) return true;
-      std::this_thread::yield();  // a worker sharing this CPU gets to run
-    }
-    return false;
+    while (Clock::now() < end) std::this_thread::yield();  // a worker sharing this CPU gets to run
+    return pool.idle_prefetched_bytes() - before;
   };
-  std::vector<uint8_t> buf(size_t(256) << 10, 1);
-  bool prefetched = false;
-  for (int rep = 0; rep < 1000 && !prefetched; ++rep) {
-    loops(8);
-    const uint64_t before = pool.idle_prefetched_bytes();
-    pool.prefetch_while_idle(buf.data(), buf.size());
-    prefetched = grows_from(before);
-  }
-  EXPECT_TRUE(prefetched);
+  std::vector<uint8_t> a(size_t(64) << 10, 1), b(size_t(192) << 10, 2);  // 256 KiB: worker 1 from byte 128 Ki
+  const std::span<const uint8_t> segments[] = {a, b};
+  const auto prefetched_with_cap = [&](size_t cap) {
+    uint64_t got = 0;
+    for (int rep = 0; rep < 200; ++rep) {
+      loops(8);
+      const uint64_t before = pool.idle_prefetched_bytes();
+      pool.prefetch_while_idle(segments, cap);
+      got = settled_from(before);
+      pool.end_idle_prefetch();
+      if (got == std::min<size_t>(cap, size_t(128) << 10)) break;  // else the worker fell asleep midway
+    }
+    return got;
+  };
+  EXPECT_EQ(prefetched_with_cap(size_t(1) << 30), size_t(128) << 10) << "up to the end of the second segment";
+  EXPECT_EQ(prefetched_with_cap(size_t(32) << 10), size_t(32) << 10) << "up to the cap";
 
-  // A terabyte nobody mapped, far more than any idle time covers: the next loop ends it.
-  loops(8);
-  pool.prefetch_while_idle(reinterpret_cast<const void*>(uintptr_t(1) << 44), size_t(1) << 40);
-  loops(1);
-  const uint64_t at_loop = pool.idle_prefetched_bytes();
-  EXPECT_FALSE(grows_from(at_loop + 4096)) << "prefetching went on after the loop";  // one chunk may be in flight
+  // A terabyte nobody mapped, far more than any idle time covers: prefetching goes on after a loop
+  // (the worker's part of it done), and stops at end_idle_prefetch().
+  const std::span<const uint8_t> far[] = {
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(uintptr_t(1) << 44), size_t(1) << 40)};
+  bool after_loop = false;
+  for (int rep = 0; rep < 1000 && !after_loop; ++rep) {
+    loops(8);
+    pool.prefetch_while_idle(far, size_t(1) << 40);
+    loops(1);
+    const uint64_t at_loop = pool.idle_prefetched_bytes();
+    after_loop = settled_from(at_loop) > 0;
+  }
+  EXPECT_TRUE(after_loop) << "the hint ended with a loop";
+  pool.end_idle_prefetch();
+  const uint64_t at_end = pool.idle_prefetched_bytes();
+  EXPECT_LE(settled_from(at_end), 4096u) << "prefetching went on after end_idle_prefetch";  // one chunk may be in flight
   std::atomic<int64_t> sum{0};
-  pool.parallel_for(1000, 1, [&](int64_t b, int64_t e) { sum.fetch_add(e - b); });
+  pool.parallel_for(1000, 1, [&](int64_t b0, int64_t e0) { sum.fetch_add(e0 - b0); });
   EXPECT_EQ(sum.load(), 1000);
 
   ThreadPool alone(1);  // no workers: nothing to do
-  alone.prefetch_while_idle(buf.data(), buf.size());
+  alone.prefetch_while_idle(segments, size_t(1) << 30);
   EXPECT_EQ(alone.idle_prefetched_bytes(), 0u);
 }
 
