@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/fp16_rows.h"
+#include "core/non_finite.h"
 #include "core/quote.h"
 #include "quant/decode.h"
 #include "quant/quantize.h"
@@ -44,17 +46,21 @@ void kv_store_rows(KvType t, const float* src, int64_t n, int64_t kv_dim, void* 
                    int64_t layer) {
   const int64_t count = n * kv_dim;
   const float limit = t == KvType::kF16 ? 65520.0f : INFINITY;  // f16 rounds |x| >= 65520 to inf
-  for (int64_t i = 0; i < count; ++i) {
-    if (!(std::fabs(src[i]) < limit)) {
-      fail("value ", src[i], " for the ", kv_type_name(t), " KV cache: ", what, " of layer ", layer,
-           " at batch row ", i / kv_dim, ", element ", i % kv_dim,
-           t == KvType::kF16 && std::isfinite(src[i]) ? " is beyond f16's range (use --kv-type f32)"
-                                                      : ": the weights or the input hold NaN/Inf or overflowed");
-    }
+  if (const int64_t i = first_not_below(src, count, limit); i >= 0) {
+    fail("value ", src[i], " for the ", kv_type_name(t), " KV cache: ", what, " of layer ", layer,
+         " at batch row ", i / kv_dim, ", element ", i % kv_dim,
+         t == KvType::kF16 && std::isfinite(src[i]) ? " is beyond f16's range (use --kv-type f32)"
+                                                    : ": the weights or the input hold NaN/Inf or overflowed");
   }
   switch (t) {
     case KvType::kF32: std::memcpy(dst, src, size_t(count) * sizeof(float)); return;
-    case KvType::kF16: quant::quantize_f16(src, dst, count); return;
+    case KvType::kF16:  // checked above: the conversion alone (quantize_f16 would scan again)
+      if (reinterpret_cast<uintptr_t>(dst) % alignof(uint16_t) == 0) {
+        f32_to_f16_n(src, count, static_cast<uint16_t*>(dst));
+      } else {
+        quant::quantize_f16(src, dst, count);
+      }
+      return;
     case KvType::kQ8_0: quant::quantize_q8_0_ggml(src, dst, count); return;
   }
 }

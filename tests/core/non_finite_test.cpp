@@ -1,11 +1,14 @@
 // first_non_finite: the index of the first NaN or ±Inf, against a std::isfinite scan, for every
-// length around the vector width and block size and every position of the bad value.
+// length around the vector width and block size and every position of the bad value; and
+// first_not_below (its generalization: |x| >= limit or NaN) against a !(|x| < limit) scan at f16's
+// limit, with the values on both sides of it.
 #include "core/non_finite.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace ork {
@@ -58,6 +61,35 @@ TEST(FirstNonFinite, TheFirstOfSeveralAndNotPastCount) {
   EXPECT_EQ(first_non_finite(v.data(), 20), -1);       // a bad value past count does not count
   EXPECT_EQ(first_non_finite(v.data() + 21, 279), -1);  // 21..299
   EXPECT_EQ(first_non_finite(v.data() + 21, 280), 279);
+}
+
+TEST(FirstNotBelow, MatchesTheScalarTestAroundTheF16Limit) {
+  constexpr float kLimit = 65520.0f;  // f16 rounds |x| >= 65520 to inf
+  const float below = std::nextafter(kLimit, 0.0f);
+  const float edges[] = {kLimit, -kLimit, std::nextafter(kLimit, INFINITY), 1e30f, -3e38f,
+                         std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                         -std::numeric_limits<float>::quiet_NaN()};
+  const auto scalar = [&](const std::vector<float>& v) {
+    for (size_t i = 0; i < v.size(); ++i)
+      if (!(std::fabs(v[i]) < kLimit)) return int64_t(i);
+    return int64_t(-1);
+  };
+  std::vector<float> ok = finite_row(300);
+  for (float& x : ok) x = std::fabs(x) < kLimit ? x : std::copysign(below, x);  // all just in range
+  ok[7] = below;
+  ok[8] = -below;
+  EXPECT_EQ(first_not_below(ok.data(), 300, kLimit), -1);
+  std::mt19937 rng(7);
+  for (size_t n : {1, 8, 9, 256, 263, 1024}) {
+    for (int trial = 0; trial < 40; ++trial) {
+      std::vector<float> v = ok;
+      v.resize(n, below);
+      const size_t at = rng() % n;
+      v[at] = edges[rng() % (sizeof edges / sizeof edges[0])];
+      if (trial % 2 == 0) v[(at + rng() % n) % n] = edges[rng() % (sizeof edges / sizeof edges[0])];
+      ASSERT_EQ(first_not_below(v.data(), int64_t(n), kLimit), scalar(v)) << "n=" << n << " at=" << at;
+    }
+  }
 }
 
 }  // namespace
