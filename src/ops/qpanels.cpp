@@ -579,6 +579,10 @@ struct PanelJob {
 // other (1 MiB the lowest on Q6_K); 128 KiB keeps a slow core's last piece short (docs/ops.md,
 // "2026-12-07, decode parts").
 constexpr int64_t kDecodePieceBytes = 128 << 10;
+// A part's last pieces shrink to this share of a piece (PartClaims' tail piece: 16 KiB, half a
+// microsecond of one thread's reading), so the two threads of a decode loop end within about that
+// of each other rather than of half a piece (≈ 2 µs a loop on the 150 M model, 25 loops a step).
+constexpr int64_t kDecodeTailDivisor = 8;
 
 // Runs the tiles of every job (tiles of kPanelTileMax panels × blocks of activation rows) in one
 // parallel loop over activations `act` (m rows of xs bytes).
@@ -640,7 +644,7 @@ void run_panel_jobs(ThreadPool& pool, std::span<const PanelJob> jobs, const uint
     first_byte += j.n_tiles * tile_bytes;
   }
   const int64_t piece = std::max<int64_t>(1, kDecodePieceBytes * total / std::max<int64_t>(1, total_bytes));
-  PartClaims claims(bounds, piece);
+  PartClaims claims(bounds, piece, std::max<int64_t>(1, piece / kDecodeTailDivisor));
   pool.run([&](int thread, int) {
     int64_t begin = 0, end = 0;
     while (claims.claim(thread, &begin, &end)) run_tasks(begin, end);

@@ -60,6 +60,21 @@ TEST(PartClaims, OwnerAndThiefMeetWithoutOverlap) {
   EXPECT_EQ(next(c, 0), kNone);
 }
 
+TEST(PartClaims, PiecesShrinkToTheTailPieceAsAPartRunsOut) {
+  const std::vector<int64_t> bounds = {0, 100};
+  PartClaims c(bounds, 16, 2);
+  const std::vector<Piece> want = {{0, 16},  {16, 32}, {32, 48}, {48, 64}, {64, 80},
+                                   {80, 90}, {90, 95}, {95, 98}, {98, 100}};  // 20 left: halves, down to 2
+  EXPECT_EQ(drain(c, 0), want);
+  PartClaims t(std::vector<int64_t>{0, 40, 40}, 16, 4);  // a thief's pieces shrink alike, from the back
+  EXPECT_EQ(next(t, 1), Piece(24, 40));
+  EXPECT_EQ(next(t, 1), Piece(12, 24));  // 24 left: 12
+  EXPECT_EQ(next(t, 0), Piece(0, 6));    // the owner, 12 left: 6
+  EXPECT_EQ(next(t, 1), Piece(8, 12));   // 6 left: 4 (the tail piece)
+  EXPECT_EQ(next(t, 0), Piece(6, 8));    // 2 left: both
+  EXPECT_EQ(next(t, 1), kNone);
+}
+
 TEST(PartClaims, RejectsBadBoundsAndPieces) {
   const std::vector<int64_t> one = {0};
   EXPECT_THROW(PartClaims(one, 1), Error);
@@ -71,6 +86,8 @@ TEST(PartClaims, RejectsBadBoundsAndPieces) {
   EXPECT_THROW(PartClaims(too_long, 1), Error);
   const std::vector<int64_t> ok = {0, 5};
   EXPECT_THROW(PartClaims(ok, 0), Error);
+  EXPECT_THROW(PartClaims(ok, 4, 5), Error);   // a tail piece longer than a piece
+  EXPECT_THROW(PartClaims(ok, 4, -1), Error);
   PartClaims c(ok, 1);
   int64_t b = 0, e = 0;
   EXPECT_THROW(c.claim(1, &b, &e), Error);
@@ -85,8 +102,8 @@ TEST(PartClaims, ConcurrentClaimsCoverEveryIndexOnce) {
       {0, 100, 5000, 5001, n}, {0, 1, 2, 3, 900, 901, 2000, 4000, 4000, 7000, 9000, 10000, n}};
   for (const std::vector<int64_t>& bounds : part_bounds) {
     const int n_threads = int(bounds.size()) - 1;
-    for (int64_t piece : {1, 3, 64}) {
-      PartClaims c(bounds, piece);
+    for (const auto& [piece, tail] : {std::pair<int64_t, int64_t>{1, 1}, {3, 3}, {64, 64}, {3, 1}, {64, 8}}) {
+      PartClaims c(bounds, piece, tail);
       std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
       std::vector<std::thread> threads;
       for (int t = 0; t < n_threads; ++t)
@@ -100,7 +117,7 @@ TEST(PartClaims, ConcurrentClaimsCoverEveryIndexOnce) {
         });
       for (auto& t : threads) t.join();
       for (int64_t i = 0; i < n; ++i)
-        ASSERT_EQ(hits[size_t(i)].load(), 1) << "index " << i << ", " << n_threads << " parts, pieces of " << piece;
+        ASSERT_EQ(hits[size_t(i)].load(), 1) << "index " << i << ", " << n_threads << " parts, pieces of " << piece << " and " << tail;
     }
   }
 }
