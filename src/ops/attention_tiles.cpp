@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/fp16_rows.h"
+#include "core/part_claims.h"
 #include "ops/attention_blocked.h"
 #include "ops/cpu_features.h"
 #include "ops/prefetch.h"
@@ -46,11 +47,11 @@ void normalize_row(Row& r, float softcap, int64_t head_dim) {
   std::fill(r.o, r.o + head_dim, 0.0f);
 }
 
-// Decode over fewer than kStreamedDecodeKeys keys asks for the K and V rows of its first keys, whole
-// (all KV heads, one stream each), before the per-head tasks read them a head's slice at a time: the
-// cache rows were evicted by the weights streamed since the last token, and each head's slices alone
-// (head_dim values at a stride of all heads') are short streams that wait on memory one block after
-// the other.
+// Decode over fewer than kStreamedDecodeKeys keys: each thread asks for the K and V slices of its
+// share of the KV heads at its first keys (up to this many bytes each) before the per-head tasks read
+// them: the cache rows were evicted by the weights streamed since the last token, and each head's
+// slices alone (head_dim values at a stride of all heads') are short streams that wait on memory one
+// block after the other.
 constexpr int64_t kDecodeKvPrefetchBytes = 256 << 10;
 
 // One query token over many keys (decode at depth), in the order that streams the cache: the
@@ -151,17 +152,12 @@ void attention_tiles(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64
     return;
   }
 
-  if (n_q_tokens == 1) {  // decode: the first keys' whole K and V rows, up to kDecodeKvPrefetchBytes each
-    const int64_t j_first = first_key(pos0), row_bytes = kv_stride * (kv.k32 != nullptr ? 4 : 2);
-    const int64_t keys = std::min(pos0 + 1 - j_first, std::max<int64_t>(1, kDecodeKvPrefetchBytes / row_bytes));
-    prefetch_kv_rows(kv.k32, kv.k16, (j_first - kv_pos0) * kv_stride, 1, keys * kv_stride, 0);
-    prefetch_kv_rows(kv.v32, kv.v16, (j_first - kv_pos0) * kv_stride, 1, keys * kv_stride, 0);
-  }
   // Decode on f16 rows where grid_f16_available(): the kernels widen each key's values as they load
   // them. A prefill tile's rows (up to kAttentionTileTokens tokens × the group) would each widen
   // every key again: it converts each block once into `block` instead.
   const bool f16_in_place = n_q_tokens == 1 && kv.k16 != nullptr && grid_f16_available();
-  pool.parallel_for(n_tiles * n_head_kv, 1, [&](int64_t begin, int64_t end) {
+  // Tasks [begin, end) on the calling thread.
+  const auto run_tasks = [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> scores, block;
     thread_local std::vector<Row> rows;
     if (kv.k16 != nullptr && !f16_in_place && block.size() < size_t(kAttentionKeyBlock * head_dim))
@@ -235,6 +231,31 @@ void attention_tiles(ThreadPool& pool, const float* q, int64_t n_q_tokens, int64
           block_values(rows.data(), n_rows, load(kv.v32, kv.v16, g, j0, j1), head_dim);
       }
     }
+  };
+  if (n_q_tokens > 1) {
+    pool.parallel_for(n_tiles * n_head_kv, 1, run_tasks);
+    return;
+  }
+  // Decode: a task is a KV head. Each thread first asks for the K and V slices of its own share of
+  // the heads at every key (up to kDecodeKvPrefetchBytes each), so all threads wait on memory at
+  // once rather than the caller alone for all of them, then works through its heads and the others'
+  // left (PartClaims). Depth 256 on the 150 M Q4_0 mix: a decode step 4–5 % shorter (docs/ops.md).
+  const int threads = pool.size();
+  std::vector<int64_t> bounds(size_t(threads) + 1);
+  for (int t = 0; t <= threads; ++t) bounds[size_t(t)] = n_head_kv * t / threads;
+  PartClaims claims(bounds, 1);
+  pool.run([&](int t, int) {
+    const int64_t g0 = bounds[size_t(t)], g1 = bounds[size_t(t) + 1];
+    if (g0 < g1) {
+      const int64_t j_first = first_key(pos0), width = (g1 - g0) * head_dim;
+      const int64_t slice_bytes = width * (kv.k32 != nullptr ? 4 : 2);
+      const int64_t keys = std::min(pos0 + 1 - j_first, std::max<int64_t>(1, kDecodeKvPrefetchBytes / slice_bytes));
+      const int64_t first = (j_first - kv_pos0) * kv_stride + g0 * head_dim;
+      prefetch_kv_rows(kv.k32, kv.k16, first, keys, width, kv_stride);
+      prefetch_kv_rows(kv.v32, kv.v16, first, keys, width, kv_stride);
+    }
+    int64_t begin = 0, end = 0;
+    while (claims.claim(t, &begin, &end)) run_tasks(begin, end);
   });
 }
 

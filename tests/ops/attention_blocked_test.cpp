@@ -30,6 +30,9 @@ TEST(AttentionBlocked, BitIdenticalToAttentionAcrossShapesAndThreads) {
       {9, 150, 8, 4, 64, 0, 0, 0},  {6, 200, 6, 2, 24, 0, 0, 0},   {5, 131, 12, 4, 13, 0, 0, 0},
       {13, 100, 8, 1, 64, 70, 0, 0}, {7, 129, 16, 2, 40, 0, 20, 0}, {1, 300, 8, 2, 64, 0, 0, 0},
       {2, 257, 3, 1, 8, 100, 0, 0.2f},
+      // one token below the streamed order (the KV heads shared among the threads, then claimed):
+      // more KV heads than threads, unevenly shared, a window, one KV head
+      {1, 200, 6, 3, 24, 50, 0, 0}, {1, 90, 10, 5, 13, 0, 20, 0}, {1, 40, 4, 1, 64, 0, 0, 0.3f},
       // one token past detail::kStreamedDecodeKeys keys (the streamed decode order): no GQA, groups
       // of 2 and 4, one KV head, head sizes with lane and V tails, a window, soft-capping
       {1, 600, 4, 4, 64, 0, 0, 0},  {1, 700, 8, 4, 64, 0, 0, 0},   {1, 520, 8, 2, 40, 0, 0, 0},
