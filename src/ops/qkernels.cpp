@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "ops/quantize_rows_simd.h"
 
 namespace ork::ops {
 namespace {
@@ -44,7 +45,7 @@ __attribute__((always_inline)) inline float quantize_symmetric(const float* __re
 
 // The row functions are the vector clones (quantize_symmetric inlined into each), not the block
 // function: a clone's call goes through its resolver, once per row instead of once per block.
-ORK_VECTOR_CLONES void quantize_row_q8a(const float* x, int64_t k, BlockQ8A* y) {
+ORK_VECTOR_CLONES void quantize_row_q8a_portable(const float* x, int64_t k, BlockQ8A* y) {
   for (int64_t b = 0; b < k / quant::kQK; ++b) {
     BlockQ8A& blk = y[b];
     blk.d = quantize_symmetric(x + b * quant::kQK, quant::kQK, blk.qs);
@@ -54,7 +55,7 @@ ORK_VECTOR_CLONES void quantize_row_q8a(const float* x, int64_t k, BlockQ8A* y) 
   }
 }
 
-ORK_VECTOR_CLONES void quantize_row_q8k(const float* x, int64_t k, quant::BlockQ8_K* y) {
+ORK_VECTOR_CLONES void quantize_row_q8k_portable(const float* x, int64_t k, quant::BlockQ8_K* y) {
   for (int64_t b = 0; b < k / quant::kQK_K; ++b) {
     quant::BlockQ8_K& blk = y[b];
     blk.d = quantize_symmetric(x + b * quant::kQK_K, quant::kQK_K, blk.qs);
@@ -64,6 +65,20 @@ ORK_VECTOR_CLONES void quantize_row_q8k(const float* x, int64_t k, quant::BlockQ
       blk.bsums[j] = int16_t(s);
     }
   }
+}
+
+void quantize_row_q8a(const float* x, int64_t k, BlockQ8A* y) {
+  if (detail::quantize_rows_simd_available())
+    detail::quantize_row_q8a_simd(x, k, y);
+  else
+    quantize_row_q8a_portable(x, k, y);
+}
+
+void quantize_row_q8k(const float* x, int64_t k, quant::BlockQ8_K* y) {
+  if (detail::quantize_rows_simd_available())
+    detail::quantize_row_q8k_simd(x, k, y);
+  else
+    quantize_row_q8k_portable(x, k, y);
 }
 
 int64_t act_row_bytes(ActFormat f, int64_t k) {

@@ -31,12 +31,18 @@ static_assert(sizeof(BlockQ8A) == 40);
 // Activation row formats.
 enum class ActFormat { kF32, kQ8A, kQ8K };
 
-// Quantizes k floats (k a multiple of 32) to k/32 BlockQ8A. Portable code shared by every ISA, so
-// every ISA sees the same integers.
+// Quantizes k floats (k a multiple of 32) to k/32 BlockQ8A: with the CPU's vector instructions
+// where this binary has them for it (AVX2, NEON: ops/quantize_rows_simd.h), else
+// quantize_row_q8a_portable; the same integers on every ISA for finite x (a non-finite x gives
+// unspecified values: callers check their inputs first).
 void quantize_row_q8a(const float* x, int64_t k, BlockQ8A* y);
 // Quantizes k floats (k a multiple of 256) to k/256 quant::BlockQ8_K with the same rule as
 // quantize_row_q8a over 256 elements (d = max|x| / 127) and bsums[j] = Σ qs[16j .. 16j+15].
 void quantize_row_q8k(const float* x, int64_t k, quant::BlockQ8_K* y);
+// The same in portable code (GCC vector extensions), the reference the vector versions are tested
+// against.
+void quantize_row_q8a_portable(const float* x, int64_t k, BlockQ8A* y);
+void quantize_row_q8k_portable(const float* x, int64_t k, quant::BlockQ8_K* y);
 
 // Bytes of one activation row of k values in format f.
 int64_t act_row_bytes(ActFormat f, int64_t k);
