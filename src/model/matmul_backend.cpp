@@ -1,7 +1,6 @@
 #include "model/matmul_backend.h"
 
 #include <algorithm>
-#include <iterator>
 
 #include "core/error.h"
 #include "core/quote.h"
@@ -91,8 +90,8 @@ void CpuMatmul::follow(int32_t index, std::span<const ops::QPanels* const> panel
 void CpuMatmul::prefetch_next(int32_t index) {
   if (index < 0 || size_t(index) >= next_.size() || next_[size_t(index)] < 0) return;
   const std::vector<const ops::QPanels*>& call = calls_[size_t(next_[size_t(index)])];
-  std::span<const uint8_t> segments[4];
-  if (call.empty() || call.size() > std::size(segments)) return;
+  std::span<const uint8_t> segments[kMaxHintedPanels];
+  if (call.empty() || call.size() > kMaxHintedPanels) return;
   for (size_t i = 0; i < call.size(); ++i) segments[i] = {call[i]->panel(0), call[i]->bytes()};
   pool_.prefetch_while_idle(std::span(segments, call.size()), kIdlePrefetchBytes);
 }

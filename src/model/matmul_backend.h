@@ -114,6 +114,7 @@ class CpuMatmul final : public MatmulBackend {
   // its part of that loop reads it. (The start of the caller's part, prefetched by a worker into
   // that worker's cache, gained nothing: docs/ops.md.)
   static constexpr size_t kIdlePrefetchBytes = 512 << 10;
+  static constexpr size_t kMaxHintedPanels = 4;  // a larger group (none today: Q/K/V is 3) gets no hint
   // A panel call of `panels` (one linear or a group) starting with linear `index`: ends the idle
   // prefetch, records the call and that it followed the last one.
   void follow(int32_t index, std::span<const ops::QPanels* const> panels);
