@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "core/fp16.h"
 #include "core/thread_pool.h"
 #include "ops/attention.h"
 #include "ops/attention_blocked.h"
+#include "ops/attention_f16.h"
 
 namespace {
 
@@ -64,6 +66,33 @@ void args(benchmark::internal::Benchmark* b) {
   }
 }
 BENCHMARK(BM_Attention)->Apply(args)->ArgNames({"blocked", "depth", "n_q"})->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// One decoded token over a short f16 cache in the shape of issue 20's 150 M model (16 query heads,
+// 16 KV heads of 64), the cache rows in cache (the same rows every iteration): the fixed cost of a
+// decode step's attention, apart from memory. args: keys, threads (1: the calling thread alone).
+void BM_DecodeF16Short(benchmark::State& state) {
+  const int64_t n_keys = state.range(0), heads = 16, dim = 64;
+  static ThreadPool one(1);
+  ThreadPool& p = state.range(1) == 1 ? one : pool();
+  std::mt19937 rng(1);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> q(size_t(heads * dim)), out(q.size());
+  std::vector<uint16_t> k(size_t(n_keys * heads * dim)), v(k.size());
+  for (float& x : q) x = nd(rng);
+  for (auto* c : {&k, &v})
+    for (uint16_t& x : *c) x = f32_to_f16(nd(rng));
+  const ops::AttentionOptions o;
+  for (auto _ : state) {
+    ops::attention_f16(p, q.data(), 1, n_keys - 1, heads, heads, dim, k.data(), v.data(), out.data(), o);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetLabel("keys=" + std::to_string(n_keys) + " threads=" + std::to_string(p.size()));
+}
+BENCHMARK(BM_DecodeF16Short)
+    ->ArgsProduct({{16, 32, 64, 256}, {1, 2}})
+    ->ArgNames({"keys", "threads"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
