@@ -35,22 +35,6 @@ inline void zero(__m512i (&a)[RX][NP]) {
 #pragma GCC unroll 8
     for (int c = 0; c < NP; ++c) a[i][c] = _mm512_setzero_si512();
 }
-// s[i][c] += t[i][c] (exact int32).
-template <int RX, int NP>
-inline void add_sums(__m512i (&s)[RX][NP], const __m512i (&t)[RX][NP]) {
-#pragma GCC unroll 8
-  for (int i = 0; i < RX; ++i)
-#pragma GCC unroll 8
-    for (int c = 0; c < NP; ++c) s[i][c] = _mm512_add_epi32(s[i][c], t[i][c]);
-}
-// A block's products summed in two sets of accumulators (low and high nibbles, or even and odd
-// groups) and added at the end (exact int32: the same total): one chain of dependent vpdpbusd per
-// output vector is latency-bound with one activation row (256 × 1024 weights in cache, one thread,
-// the Zen 5 development machine: Q4_0 60 → 86 GB/s, Q4_K 69 → 84, IQ4_XS 50 → 65). Q8_0, Q4_0 and
-// the legacy types split at every tile width (128 rows: Q8_0 and Q4_0 3–6 % faster); Q4_K, Q5_K and
-// IQ4_XS only up to this many rows (beyond, the second set measured 1–4 % slower).
-constexpr int kSplitSumRows = 2;
-
 // The RX activation rows of a tile (row stride xs bytes).
 template <typename Act, int RX>
 inline void row_pointers(const uint8_t* x, int64_t xs, const Act* (&xr)[RX]) {
@@ -150,10 +134,7 @@ void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
     __m512i s[RX][NP];
     zero(s);
     if constexpr (Q4) {
-      // Byte group g holds elements 4g.. (low nibbles) and 16+4g.. (high nibbles); the high nibbles'
-      // products in their own sums (add_sums).
-      __m512i sh[RX][NP];
-      zero(sh);
+      // Byte group g holds elements 4g.. (low nibbles) and 16+4g.. (high nibbles).
       const uint8_t* q = panels + sb + b * 4 * kPanelGroupBytes;
       const __m512i m4 = _mm512_set1_epi8(15);
 #pragma GCC unroll 4
@@ -170,13 +151,9 @@ void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
           }
         }
         add_group<RX, NP>(s, lo, xr, b, 4 * g);
-        add_group<RX, NP>(sh, hi, xr, b, 16 + 4 * g);
+        add_group<RX, NP>(s, hi, xr, b, 16 + 4 * g);
       }
-      add_sums(s, sh);
     } else {
-      // Odd groups' products in their own sums (add_sums).
-      __m512i so[RX][NP];
-      zero(so);
       const uint8_t* u = panels + sb + b * 8 * kPanelGroupBytes;
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
@@ -184,9 +161,8 @@ void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
 #pragma GCC unroll 8
         for (int c = 0; c < NP; ++c)
           w[c] = _mm512_load_si512(reinterpret_cast<const void*>(u + c * pb + g * kPanelGroupBytes));
-        add_group<RX, NP>(g % 2 == 0 ? s : so, w, xr, b, 4 * g);
+        add_group<RX, NP>(s, w, xr, b, 4 * g);
       }
-      add_sums(s, so);
     }
     __m512 dw[NP];
     #pragma GCC unroll 8
@@ -225,9 +201,8 @@ void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
   const __m512i m4 = _mm512_set1_epi8(15), m10 = _mm512_set1_epi8(0x10);
 
   for (int64_t b = 0; b < nb; ++b) {
-    __m512i s[RX][NP], sh[RX][NP];  // the low and the high nibbles' products (add_sums)
+    __m512i s[RX][NP];
     zero(s);
-    zero(sh);
     const uint8_t* q = panels + sb + b * kQuantBytes;
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
@@ -244,9 +219,8 @@ void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
         }
       }
       add_group<RX, NP>(s, lo, xr, b, 4 * g);
-      add_group<RX, NP>(sh, hi, xr, b, 16 + 4 * g);
+      add_group<RX, NP>(s, hi, xr, b, 16 + 4 * g);
     }
-    add_sums(s, sh);
     __m512 dw[NP], mw[NP];
 #pragma GCC unroll 8
     for (int c = 0; c < NP; ++c) {
@@ -300,10 +274,8 @@ void tile_q45_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb,
     for (int h = 0; h < 2; ++h) {
       const int sub = 2 * j + h;
       if (RX == 1) prefetch_part<NP>(next, pb, kQuantBytes, sub, 8);
-      __m512i p[RX][NP], po[RX][NP];  // even and odd groups' products (kSplitSumRows)
+      __m512i p[RX][NP];
       zero(p);
-      zero(po);
-      constexpr bool kSplit = RX <= kSplitSumRows;
       const uint8_t* qj = q + j * 8 * kPanelGroupBytes;
       [[maybe_unused]] const uint8_t* qh = q + 32 * kPanelGroupBytes;
 #pragma GCC unroll 8
@@ -326,10 +298,7 @@ void tile_q45_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb,
           std::memcpy(&xq, xr[i][b].qs + 32 * sub + 4 * g, 4);
           const __m512i xv = _mm512_set1_epi32(xq);
 #pragma GCC unroll 8
-          for (int c = 0; c < NP; ++c) {
-            __m512i& sum = kSplit && g % 2 == 1 ? po[i][c] : p[i][c];
-            sum = _mm512_dpbusd_epi32(sum, w[c], xv);
-          }
+          for (int c = 0; c < NP; ++c) p[i][c] = _mm512_dpbusd_epi32(p[i][c], w[c], xv);
         }
       }
 #pragma GCC unroll 8
@@ -338,7 +307,7 @@ void tile_q45_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb,
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 64 + 16 * sub)));
 #pragma GCC unroll 8
         for (int i = 0; i < RX; ++i)
-          isum[i][c] = _mm512_add_epi32(isum[i][c], _mm512_mullo_epi32(_mm512_add_epi32(p[i][c], po[i][c]), scv));
+          isum[i][c] = _mm512_add_epi32(isum[i][c], _mm512_mullo_epi32(p[i][c], scv));
       }
     }
 #pragma GCC unroll 8
@@ -651,10 +620,8 @@ void tile_iq4_xs_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb
 #pragma GCC unroll 1
     for (int j = 0; j < 8; ++j) {
       if (RX == 1) prefetch_part<NP>(next, pb, kPanelQ4KQuantBytes, j, 8);
-      __m512i p[RX][NP], ph[RX][NP];  // the low and the high nibbles' products (kSplitSumRows)
+      __m512i p[RX][NP];
       zero(p);
-      zero(ph);
-      constexpr bool kSplit = RX <= kSplitSumRows;
 #pragma GCC unroll 4
       for (int g = 0; g < 4; ++g) {
         __m512i lo[NP], hi[NP];
@@ -672,11 +639,7 @@ void tile_iq4_xs_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb
           std::memcpy(&xh, xr[i][b].qs + 32 * j + 16 + 4 * g, 4);
           const __m512i vl = _mm512_set1_epi32(xl), vh = _mm512_set1_epi32(xh);
 #pragma GCC unroll 8
-          for (int c = 0; c < NP; ++c) {
-            p[i][c] = _mm512_dpbusd_epi32(p[i][c], lo[c], vl);
-            __m512i& high = kSplit ? ph[i][c] : p[i][c];
-            high = _mm512_dpbusd_epi32(high, hi[c], vh);
-          }
+          for (int c = 0; c < NP; ++c) p[i][c] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(p[i][c], lo[c], vl), hi[c], vh);
         }
       }
 #pragma GCC unroll 8
@@ -686,8 +649,8 @@ void tile_iq4_xs_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb
 #pragma GCC unroll 8
         for (int i = 0; i < RX; ++i) {
           const int32_t sx = int32_t(xr[i][b].bsums[2 * j]) + int32_t(xr[i][b].bsums[2 * j + 1]);
-          const __m512i dot = _mm512_add_epi32(p[i][c], ph[i][c]);
-          t[i][c] = _mm512_add_epi32(t[i][c], _mm512_mullo_epi32(_mm512_sub_epi32(dot, _mm512_set1_epi32(128 * sx)), lv));
+          t[i][c] = _mm512_add_epi32(t[i][c],
+                                     _mm512_mullo_epi32(_mm512_sub_epi32(p[i][c], _mm512_set1_epi32(128 * sx)), lv));
         }
       }
     }
