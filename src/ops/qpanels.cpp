@@ -223,9 +223,31 @@ void tile_scalar(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t
   }
 }
 
+// Q4_0 (panels in pairs, qpanels.h): output_32's numerics for row r of panel c of the pair.
+float output_q4_0_pair(int64_t nb, const uint8_t* pair, int c, int r, const BlockQ8A* x) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    uint16_t dh;
+    std::memcpy(&dh, q4_0_pair_scales(pair, b, c) + 2 * r, 2);
+    const uint8_t* q = q4_0_pair_quants(pair, b, c);
+    int32_t p = 0;
+    for (int e = 0; e < quant::kQK; ++e) p += weight_q4_0(q, r, e) * x[b].qs[e];
+    acc = std::fma(f16_to_f32(dh) * x[b].d, float(p), acc);
+  }
+  return acc;
+}
+void tile_scalar_q4_0(int64_t nb, const uint8_t* pair, int64_t, int64_t, int np, int ncol, const uint8_t* x,
+                      int64_t xs, int nx, float* y, int64_t ys) {
+  for (int i = 0; i < nx; ++i) {
+    const auto* xr = reinterpret_cast<const BlockQ8A*>(x + i * xs);
+    for (int c = 0; c < np * kPanelRows && c < ncol; ++c)
+      y[i * ys + c] = output_q4_0_pair(nb, pair, c / kPanelRows, c % kPanelRows, xr);
+  }
+}
+
 const PanelKernels kScalar = {
     tile_scalar<BlockQ8A, output_32<weight_q8_0, 8 * kPanelGroupBytes>>,
-    tile_scalar<BlockQ8A, output_32<weight_q4_0, 4 * kPanelGroupBytes>>,
+    tile_scalar_q4_0,
     tile_scalar<quant::BlockQ8_K, output_q4_k>, tile_scalar<quant::BlockQ8_K, output_signed_16<q6_k_quant, kPanelQ6KQuantBytes, 32>>,
     tile_scalar<quant::BlockQ8_K, output_q5_k>,
     tile_scalar<BlockQ8A, output_32<weight_iq4_nl, 4 * kPanelGroupBytes>>,
@@ -475,7 +497,7 @@ QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, 
   out.block_bytes_ = g.quant_bytes;
   out.scale_bytes_ = int64_t(align_up(uint64_t(nb * g.scale_bytes), 64));
   out.panel_bytes_ = out.scale_bytes_ + nb * out.block_bytes_;
-  const uint64_t total = checked_mul(uint64_t(out.panels()), uint64_t(out.panel_bytes_), "QPanels size");
+  const uint64_t total = checked_mul(uint64_t(out.stored_panels()), uint64_t(out.panel_bytes_), "QPanels size");
   auto* mem = static_cast<uint8_t*>(std::aligned_alloc(64, size_t(align_up(total, 64))));
   ORK_CHECK(mem != nullptr, "ops::QPanels: cannot allocate ", total, " bytes");
   out.data_.reset(mem);
@@ -498,10 +520,31 @@ QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, 
       }
     }
   };
+  // Q4_0: pairs of panels, block by block (qpanels.h); padding as above.
+  const auto pack_q4_0_pairs = [&](int64_t pair0, int64_t pair1) {
+    for (int64_t pr = pair0; pr < pair1; ++pr) {
+      uint8_t* pair = mem + 2 * pr * out.panel_bytes_;
+      std::memset(pair, zero_weight, size_t(2 * out.panel_bytes_));
+      for (int64_t b = 0; b < nb; ++b) std::memset(q4_0_pair_scales(pair, b, 0), 0, 4 * kPanelRows);
+      for (int c = 0; c < 2; ++c)
+        for (int r = 0; r < kPanelRows && (2 * pr + c) * kPanelRows + r < n; ++r) {
+          const uint8_t* row = src + ((2 * pr + c) * kPanelRows + r) * row_bytes;
+          for (int64_t b = 0; b < nb; ++b)
+            put_block(type, row + b * g.gguf_bytes, r, q4_0_pair_scales(pair, b, c), q4_0_pair_quants(pair, b, c));
+        }
+    }
+  };
+  const int64_t units = type == quant::Type::Q4_0 ? out.stored_panels() / 2 : out.panels();
+  const auto pack_units = [&](int64_t u0, int64_t u1) {
+    if (type == quant::Type::Q4_0)
+      pack_q4_0_pairs(u0, u1);
+    else
+      pack_panels(u0, u1);
+  };
   if (pool != nullptr)
-    pool->parallel_for(out.panels(), 4, pack_panels);
+    pool->parallel_for(units, 4, pack_units);
   else
-    pack_panels(0, out.panels());
+    pack_units(0, units);
   return out;
 }
 
@@ -510,11 +553,18 @@ void QPanels::unpack(void* data) const {
   const Geometry g = geometry(type_);
   const int64_t nb = blocks();
   for (int64_t j = 0; j < n_; ++j) {
-    const uint8_t* p = panel(j / kPanelRows);
+    const int64_t pn = j / kPanelRows;
+    const uint8_t* p = panel(pn);
     const int r = int(j % kPanelRows);
-    for (int64_t b = 0; b < nb; ++b)
-      get_block(type_, p + b * g.scale_bytes, p + scale_bytes_ + b * block_bytes_, r,
-                dst + (j * nb + b) * g.gguf_bytes);
+    for (int64_t b = 0; b < nb; ++b) {
+      uint8_t* blk = dst + (j * nb + b) * g.gguf_bytes;
+      if (type_ == quant::Type::Q4_0) {
+        const uint8_t* pair = panel(pn - pn % 2);
+        get_block(type_, q4_0_pair_scales(pair, b, int(pn % 2)), q4_0_pair_quants(pair, b, int(pn % 2)), r, blk);
+      } else {
+        get_block(type_, p + b * g.scale_bytes, p + scale_bytes_ + b * block_bytes_, r, blk);
+      }
+    }
   }
 }
 

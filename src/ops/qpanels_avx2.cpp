@@ -471,8 +471,17 @@ void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
   for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const BlockQ8A*>(x + i * xs);
   const __m256i m4 = _mm256_set1_epi8(15), m10 = _mm256_set1_epi8(0x10), ones = _mm256_set1_epi16(1);
 
+  // Half h's quants and scales of block b. Q4_0 (panels in pairs, qpanels.h): `panels` is the pair
+  // and `sb` the index in it (0 or 1) of the tile's first panel (dispatch_q4_0).
+  const auto quants = [&](int64_t b, int h) {
+    if constexpr (T == Legacy::kQ4_0) return q4_0_pair_quants(panels, b, int(sb) + h / 2) + (h % 2) * 32;
+    return panels + sb + b * kQuantBytes + half_offset(h, pb);
+  };
+  const auto scales = [&](int64_t b, int h) {
+    if constexpr (T == Legacy::kQ4_0) return q4_0_pair_scales(panels, b, int(sb) + h / 2) + 2 * 8 * (h % 2);
+    return panels + (h / 2) * pb + b * kScaleBytes + 2 * 8 * (h % 2);
+  };
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* q = panels + sb + b * kQuantBytes;
     __m256i p[RX][H];
     for (auto& a : p)
       for (auto& v : a) v = _mm256_setzero_si256();
@@ -486,11 +495,11 @@ void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
       }
 #pragma GCC unroll 4
       for (int h = 0; h < H; ++h) {
-        const __m256i v = load_half(q + half_offset(h, pb) + g * kPanelGroupBytes);
+        const __m256i v = load_half(quants(b, h) + g * kPanelGroupBytes);
         __m256i lo = _mm256_and_si256(v, m4);
         __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
         if constexpr (kQ5) {  // bits g (low elements) and 4 + g (high elements) moved to bit 4
-          const __m256i hv = load_half(q + half_offset(h, pb) + 4 * kPanelGroupBytes);
+          const __m256i hv = load_half(quants(b, h) + 4 * kPanelGroupBytes);
           lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(hv, 4 - g), m10));
           hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_srli_epi16(hv, g), m10));
         }
@@ -504,7 +513,7 @@ void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
     }
 #pragma GCC unroll 4
     for (int h = 0; h < H; ++h) {
-      const uint8_t* sc = panels + (h / 2) * pb + b * kScaleBytes + 2 * 8 * (h % 2);
+      const uint8_t* sc = scales(b, h);
       const __m256 d = half_scale(sc);
 #pragma GCC unroll 4
       for (int i = 0; i < RX; ++i) {
@@ -687,9 +696,24 @@ void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np,
   }
 }
 
+// Q4_0's PanelTileFn: as dispatch, each tile given its pair and its first panel's index in it.
+void dispatch_q4_0(int64_t nb, const uint8_t* pair, int64_t pb, int64_t, int np, int ncol, const uint8_t* x,
+                   int64_t xs, int nx, float* y, int64_t ys) {
+  if (nx == 1) {
+    (np == 2 ? tile_legacy<Legacy::kQ4_0, 1, 2> : tile_legacy<Legacy::kQ4_0, 1, 1>)(nb, pair, pb, 0, ncol, x, xs, y, ys);
+    return;
+  }
+  for (int c = 0; c < np; ++c) {
+    const int nc = ncol - c * kPanelRows < kPanelRows ? ncol - c * kPanelRows : kPanelRows;
+    for (int i = 0; i < nx; i += 2)
+      (nx - i >= 2 ? tile_legacy<Legacy::kQ4_0, 2, 1> : tile_legacy<Legacy::kQ4_0, 1, 1>)(
+          nb, pair, pb, c, nc, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
+  }
+}
+
 const PanelKernels kTable = {
     dispatch<tile_q8_0<1, 1>, tile_q8_0<1, 2>, tile_q8_0<2, 1>>,
-    dispatch<tile_legacy<Legacy::kQ4_0, 1, 1>, tile_legacy<Legacy::kQ4_0, 1, 2>, tile_legacy<Legacy::kQ4_0, 2, 1>>,
+    dispatch_q4_0,
     dispatch<tile_q45_k<false, 1, 1>, tile_q45_k<false, 1, 2>, tile_q45_k<false, 2, 1>>,
     dispatch<tile_q6_k_row<1>, tile_q6_k_row<2>, tile_q6_k<2, 1>>,
     dispatch<tile_q45_k<true, 1, 1>, tile_q45_k<true, 1, 2>, tile_q45_k<true, 2, 1>>,

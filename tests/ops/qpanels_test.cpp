@@ -189,18 +189,38 @@ TEST_P(QPanelsP, DoesNotWritePastTheLastColumn) {
   for (size_t i = size_t(m * n); i < y.size(); ++i) EXPECT_EQ(y[i], 7.0f);
 }
 
-TEST(QPanels, Q4_0LayoutKeepsTheGgufNibblePairs) {
-  const int64_t n = 3, k = 64;
+TEST(QPanels, Q4_0LayoutKeepsTheGgufNibblePairsInPanelPairs) {
+  const int64_t n = 20, k = 64;  // panels 0 and 1 (rows 16..19), one pair
   std::vector<uint8_t> w;
   std::vector<float> dec;
   make_weight(quant::Type::Q4_0, n, k, 6, w, dec);
   const QPanels p = QPanels::pack(quant::Type::Q4_0, w.data(), n, k);
   EXPECT_EQ(p.block_bytes(), 256);
+  EXPECT_EQ(kQ4_0PairBlockBytes, 576);
   const auto* blocks = reinterpret_cast<const quant::BlockQ4_0*>(w.data());
-  // Row 2, block 1, GGUF byte 9 (elements 9 and 25) = group 2, element 1.
-  EXPECT_EQ(p.panel(0)[p.scale_bytes() + 1 * 256 + 2 * kPanelGroupBytes + 2 * 4 + 1], blocks[2 * 2 + 1].qs[9]);
-  // Padding row 5: nibbles 8 (weight 0).
-  EXPECT_EQ(p.panel(0)[p.scale_bytes() + 5 * 4], 0x88);
+  const uint8_t* pair = p.panel(0);
+  // Block 1 of the pair starts 576 bytes in: panel 0's d[16], panel 1's, panel 0's quants, panel 1's.
+  EXPECT_EQ(q4_0_pair_scales(pair, 1, 0), pair + 576);
+  EXPECT_EQ(q4_0_pair_scales(pair, 1, 1), pair + 576 + 32);
+  EXPECT_EQ(q4_0_pair_quants(pair, 1, 0), pair + 576 + 64);
+  EXPECT_EQ(q4_0_pair_quants(pair, 1, 1), pair + 576 + 64 + 256);
+  // Row 2, block 1, GGUF byte 9 (elements 9 and 25) = group 2, element 1; its scale d.
+  EXPECT_EQ(q4_0_pair_quants(pair, 1, 0)[2 * kPanelGroupBytes + 2 * 4 + 1], blocks[2 * 2 + 1].qs[9]);
+  uint16_t d;
+  std::memcpy(&d, q4_0_pair_scales(pair, 1, 0) + 2 * 2, 2);
+  EXPECT_EQ(d, blocks[2 * 2 + 1].d);
+  // Row 17 = row 1 of panel 1, block 0, GGUF byte 3 = group 0, element 3.
+  EXPECT_EQ(q4_0_pair_quants(pair, 0, 1)[0 * kPanelGroupBytes + 1 * 4 + 3], blocks[17 * 2 + 0].qs[3]);
+  std::memcpy(&d, q4_0_pair_scales(pair, 0, 1) + 1 * 2, 2);
+  EXPECT_EQ(d, blocks[17 * 2 + 0].d);
+  // Padding row 5 of panel 1 (row 21): nibbles 8 (weight 0), scale 0.
+  EXPECT_EQ(q4_0_pair_quants(pair, 0, 1)[5 * 4], 0x88);
+  std::memcpy(&d, q4_0_pair_scales(pair, 0, 1) + 5 * 2, 2);
+  EXPECT_EQ(d, 0);
+  // Whole pairs: an odd panel count keeps its last panel's partner.
+  const QPanels odd = QPanels::pack(quant::Type::Q4_0, w.data(), 3, k);
+  EXPECT_EQ(odd.panels(), 1);
+  EXPECT_EQ(odd.bytes(), size_t(2 * odd.panel_bytes()));
 }
 
 // The largest integer sums the K-type kernels form: every quant at its maximum (Q2_K 3 with 4-bit
