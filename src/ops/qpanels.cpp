@@ -192,23 +192,26 @@ inline int32_t q6_k_quant(const uint8_t* q, int r, int e) {
 
 // Q6_K (Zero 32) and Q3_K (Zero 4), whose scale regions are both d[16] then int8 sc[16][16]: per
 // super-block t = Σ_s sc_s·(Σ_{e∈s} q·x − Zero·Σ_{e∈s} x), acc = fma(d·d_x, f32(t), acc).
+// One super-block of it: row r's scale entry s and quants q against the activation block xb.
+template <int32_t (*Quant)(const uint8_t*, int, int), int32_t Zero>
+float signed_16_block(float acc, const uint8_t* s, const uint8_t* q, int r, const quant::BlockQ8_K& xb) {
+  uint16_t dh;
+  std::memcpy(&dh, s + 2 * r, 2);
+  int32_t t = 0;
+  for (int sb = 0; sb < 16; ++sb) {
+    int32_t p = 0;
+    for (int e = 16 * sb; e < 16 * sb + 16; ++e) p += Quant(q, r, e) * xb.qs[e];
+    t += int32_t(int8_t(s[32 + 16 * sb + r])) * (p - Zero * xb.bsums[sb]);
+  }
+  return std::fma(f16_to_f32(dh) * xb.d, float(t), acc);
+}
 template <int32_t (*Quant)(const uint8_t*, int, int), int64_t QuantBytes, int32_t Zero>
 float output_signed_16(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const quant::BlockQ8_K* x) {
   static_assert(kPanelQ6KScaleBytes == kPanelQ3KScaleBytes);
   float acc = 0.0f;
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* s = panel + b * kPanelQ6KScaleBytes;
-    const uint8_t* q = panel + scale_bytes + b * QuantBytes;
-    uint16_t dh;
-    std::memcpy(&dh, s + 2 * r, 2);
-    int32_t t = 0;
-    for (int sb = 0; sb < 16; ++sb) {
-      int32_t p = 0;
-      for (int e = 16 * sb; e < 16 * sb + 16; ++e) p += Quant(q, r, e) * x[b].qs[e];
-      t += int32_t(int8_t(s[32 + 16 * sb + r])) * (p - Zero * x[b].bsums[sb]);
-    }
-    acc = std::fma(f16_to_f32(dh) * x[b].d, float(t), acc);
-  }
+  for (int64_t b = 0; b < nb; ++b)
+    acc = signed_16_block<Quant, Zero>(acc, panel + b * kPanelQ6KScaleBytes, panel + scale_bytes + b * QuantBytes,
+                                       r, x[b]);
   return acc;
 }
 
@@ -223,32 +226,42 @@ void tile_scalar(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t
   }
 }
 
-// Q4_0 (panels in pairs, qpanels.h): output_32's numerics for row r of panel c of the pair.
+// The paired types (qpanels.h): output_32's and output_signed_16's numerics for row r of panel c of
+// the pair.
 float output_q4_0_pair(int64_t nb, const uint8_t* pair, int c, int r, const BlockQ8A* x) {
   float acc = 0.0f;
   for (int64_t b = 0; b < nb; ++b) {
     uint16_t dh;
-    std::memcpy(&dh, q4_0_pair_scales(pair, b, c) + 2 * r, 2);
-    const uint8_t* q = q4_0_pair_quants(pair, b, c);
+    std::memcpy(&dh, kQ4_0Pairs.scales(pair, b, c) + 2 * r, 2);
+    const uint8_t* q = kQ4_0Pairs.quants(pair, b, c);
     int32_t p = 0;
     for (int e = 0; e < quant::kQK; ++e) p += weight_q4_0(q, r, e) * x[b].qs[e];
     acc = std::fma(f16_to_f32(dh) * x[b].d, float(p), acc);
   }
   return acc;
 }
-void tile_scalar_q4_0(int64_t nb, const uint8_t* pair, int64_t, int64_t, int np, int ncol, const uint8_t* x,
+float output_q6_k_pair(int64_t nb, const uint8_t* pair, int c, int r, const quant::BlockQ8_K* x) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b)
+    acc = signed_16_block<q6_k_quant, 32>(acc, kQ6_KPairs.scales(pair, b, c), kQ6_KPairs.quants(pair, b, c), r, x[b]);
+  return acc;
+}
+// A PanelTileFn of a paired type from its per-output function: the tile's panels are c = 0, 1 of
+// the pair at `pair`.
+template <typename Act, float (*Output)(int64_t, const uint8_t*, int, int, const Act*)>
+void tile_scalar_pair(int64_t nb, const uint8_t* pair, int64_t, int64_t, int np, int ncol, const uint8_t* x,
                       int64_t xs, int nx, float* y, int64_t ys) {
   for (int i = 0; i < nx; ++i) {
-    const auto* xr = reinterpret_cast<const BlockQ8A*>(x + i * xs);
+    const auto* xr = reinterpret_cast<const Act*>(x + i * xs);
     for (int c = 0; c < np * kPanelRows && c < ncol; ++c)
-      y[i * ys + c] = output_q4_0_pair(nb, pair, c / kPanelRows, c % kPanelRows, xr);
+      y[i * ys + c] = Output(nb, pair, c / kPanelRows, c % kPanelRows, xr);
   }
 }
 
 const PanelKernels kScalar = {
     tile_scalar<BlockQ8A, output_32<weight_q8_0, 8 * kPanelGroupBytes>>,
-    tile_scalar_q4_0,
-    tile_scalar<quant::BlockQ8_K, output_q4_k>, tile_scalar<quant::BlockQ8_K, output_signed_16<q6_k_quant, kPanelQ6KQuantBytes, 32>>,
+    tile_scalar_pair<BlockQ8A, output_q4_0_pair>,
+    tile_scalar<quant::BlockQ8_K, output_q4_k>, tile_scalar_pair<quant::BlockQ8_K, output_q6_k_pair>,
     tile_scalar<quant::BlockQ8_K, output_q5_k>,
     tile_scalar<BlockQ8A, output_32<weight_iq4_nl, 4 * kPanelGroupBytes>>,
     tile_scalar<quant::BlockQ8_K, output_iq4_xs>,
@@ -259,6 +272,8 @@ const PanelKernels kScalar = {
     tile_scalar<quant::BlockQ8_K, output_signed_16<q3_k_quant, kPanelQ3KQuantBytes, 4>>};
 
 // ---- Layout geometry per type. ----
+
+const PairLayout& pair_layout(quant::Type t) { return t == quant::Type::Q6_K ? kQ6_KPairs : kQ4_0Pairs; }
 
 struct Geometry {
   int64_t block_elems;   // elements per GGUF block
@@ -520,24 +535,25 @@ QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, 
       }
     }
   };
-  // Q4_0: pairs of panels, block by block (qpanels.h); padding as above.
-  const auto pack_q4_0_pairs = [&](int64_t pair0, int64_t pair1) {
+  // The paired types: pairs of panels, block by block (qpanels.h); padding as above.
+  const auto pack_pairs = [&](int64_t pair0, int64_t pair1) {
+    const PairLayout& pl = pair_layout(type);
     for (int64_t pr = pair0; pr < pair1; ++pr) {
       uint8_t* pair = mem + 2 * pr * out.panel_bytes_;
       std::memset(pair, zero_weight, size_t(2 * out.panel_bytes_));
-      for (int64_t b = 0; b < nb; ++b) std::memset(q4_0_pair_scales(pair, b, 0), 0, 4 * kPanelRows);
+      for (int64_t b = 0; b < nb; ++b) std::memset(pl.scales(pair, b, 0), 0, size_t(2 * pl.scale));
       for (int c = 0; c < 2; ++c)
         for (int r = 0; r < kPanelRows && (2 * pr + c) * kPanelRows + r < n; ++r) {
           const uint8_t* row = src + ((2 * pr + c) * kPanelRows + r) * row_bytes;
           for (int64_t b = 0; b < nb; ++b)
-            put_block(type, row + b * g.gguf_bytes, r, q4_0_pair_scales(pair, b, c), q4_0_pair_quants(pair, b, c));
+            put_block(type, row + b * g.gguf_bytes, r, pl.scales(pair, b, c), pl.quants(pair, b, c));
         }
     }
   };
-  const int64_t units = type == quant::Type::Q4_0 ? out.stored_panels() / 2 : out.panels();
+  const int64_t units = paired(type) ? out.stored_panels() / 2 : out.panels();
   const auto pack_units = [&](int64_t u0, int64_t u1) {
-    if (type == quant::Type::Q4_0)
-      pack_q4_0_pairs(u0, u1);
+    if (paired(type))
+      pack_pairs(u0, u1);
     else
       pack_panels(u0, u1);
   };
@@ -558,9 +574,10 @@ void QPanels::unpack(void* data) const {
     const int r = int(j % kPanelRows);
     for (int64_t b = 0; b < nb; ++b) {
       uint8_t* blk = dst + (j * nb + b) * g.gguf_bytes;
-      if (type_ == quant::Type::Q4_0) {
+      if (paired(type_)) {
         const uint8_t* pair = panel(pn - pn % 2);
-        get_block(type_, q4_0_pair_scales(pair, b, int(pn % 2)), q4_0_pair_quants(pair, b, int(pn % 2)), r, blk);
+        const PairLayout& pl = pair_layout(type_);
+        get_block(type_, pl.scales(pair, b, int(pn % 2)), pl.quants(pair, b, int(pn % 2)), r, blk);
       } else {
         get_block(type_, p + b * g.scale_bytes, p + scale_bytes_ + b * block_bytes_, r, blk);
       }

@@ -48,12 +48,12 @@
 //          rows. Elements 128h + 32k + 4l' .. +3 (half h, quarter k, l' < 8) have their low 4 bits in
 //          ql group 16h + 8(k % 2) + l' (nibble k / 2) and their high 2 bits in qh group 8h + l'
 //          (bits 2k, 2k+1); q = low | high << 4 in [0, 63], the weight is q − 32.
-// Q4_0 panels are stored in pairs, block by block (a decode tile of two panels then reads one
-// ascending stream rather than each panel's scales and quants — four streams: a measuring build of
-// this layout decoded the Q4_0 mix 7–13 % faster, docs/ops.md "one stream a thread"). Panels 2P and
-// 2P+1 share the 2·panel_bytes() from panel(2P) (an odd last panel has an unused partner); block b
-// of the pair takes kQ4_0PairBlockBytes at b·kQ4_0PairBlockBytes: panel 2P's d[16], panel 2P+1's,
-// panel 2P's q[4][16][4], panel 2P+1's (q4_0_pair_scales / q4_0_pair_quants).
+// Q4_0 and Q6_K panels are stored in pairs, block by block (a decode tile of two panels then reads
+// one ascending stream rather than each panel's scales and quants — four streams: a measuring build
+// of this layout decoded the Q4_0 mix 7–13 % faster, docs/ops.md "one stream a thread"). Panels 2P
+// and 2P+1 share the 2·panel_bytes() from panel(2P) (an odd last panel has an unused partner); block
+// b of the pair takes PairLayout::block() bytes from b·block(): panel 2P's scale entry (as above),
+// panel 2P+1's, panel 2P's quants, panel 2P+1's (kQ4_0Pairs, kQ6_KPairs).
 // Activations: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL take BlockQ8A rows (32 values, Σx stored, so the integer dot is
 // recovered exactly); Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS take quant::BlockQ8_K rows (256 values, 16-value sums).
 //
@@ -99,24 +99,32 @@ inline constexpr int kPanelQ3KScaleBytes = 32 + 16 * kPanelRows;      // 288: d,
 inline constexpr int kPanelQ3KQuantBytes = 24 * kPanelGroupBytes;     // 1536: qs 1024, hmask 512
 inline constexpr int kPanelQ6KQuantBytes = 48 * kPanelGroupBytes;    // 3072: ql 2048, qh 1024
 
-// A Q4_0 pair's block: both panels' 16 fp16 scales, then both panels' 4 quant groups (576 bytes).
-inline constexpr int64_t kQ4_0PairBlockBytes = 2 * (2 * kPanelRows + 4 * kPanelGroupBytes);
-// Block b of panel c (0 or 1) of the Q4_0 pair starting at `pair`: its d[16] (32-byte aligned when
-// the pair is) and its q[4][16][4] (64-byte aligned).
-template <typename Byte>
-inline Byte* q4_0_pair_scales(Byte* pair, int64_t b, int c) {
-  return pair + b * kQ4_0PairBlockBytes + c * 2 * kPanelRows;
-}
-template <typename Byte>
-inline Byte* q4_0_pair_quants(Byte* pair, int64_t b, int c) {
-  return pair + b * kQ4_0PairBlockBytes + 4 * kPanelRows + c * 4 * kPanelGroupBytes;
-}
+// The blocks of a type stored in pairs: `scale` and `quant` bytes per block of one panel.
+struct PairLayout {
+  int64_t scale, quant;
+  constexpr int64_t block() const { return 2 * (scale + quant); }
+  // Block b of panel c (0 or 1) of the pair at `pair`: its scale entry and its quants. With the pair
+  // 64-byte aligned, the quants are 64-byte aligned and the scales 32-byte aligned.
+  template <typename Byte>
+  Byte* scales(Byte* pair, int64_t b, int c) const {
+    return pair + b * block() + c * scale;
+  }
+  template <typename Byte>
+  Byte* quants(Byte* pair, int64_t b, int c) const {
+    return pair + b * block() + 2 * scale + c * quant;
+  }
+};
+inline constexpr PairLayout kQ4_0Pairs{2 * kPanelRows, 4 * kPanelGroupBytes};       // 576 bytes a block
+inline constexpr PairLayout kQ6_KPairs{kPanelQ6KScaleBytes, kPanelQ6KQuantBytes};  // 6720 bytes a block
+static_assert(kQ4_0Pairs.block() % 64 == 0 && kQ6_KPairs.block() % 64 == 0 && (2 * kPanelQ6KScaleBytes) % 64 == 0);
 
 class QPanels {
  public:
   QPanels() = default;
   // Whether `type` has a panel layout (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS).
   static bool supports(quant::Type type);
+  // Whether its panels are stored in pairs (Q4_0, Q6_K: PairLayout).
+  static bool paired(quant::Type type) { return type == quant::Type::Q4_0 || type == quant::Type::Q6_K; }
   // Packs N rows of K elements of `type` (GGUF bytes, row stride quant::row_bytes(type, K), no
   // alignment needed). K must be a positive multiple of the block size, N positive, and supports(type)
   // (ork::Error otherwise). Panels are packed in parallel on `pool` when given.
@@ -130,8 +138,8 @@ class QPanels {
   int64_t blocks() const { return k_ / block_elems_; }
   int64_t panels() const { return (n_ + kPanelRows - 1) / kPanelRows; }
   // Bytes of one panel (a multiple of 64), of its scale region, of one block's quants in a panel,
-  // and of the whole matrix (Q4_0: whole pairs, so an odd last panel's unused partner too).
-  // panel(p): where panel p starts (Q4_0: for even p, its pair — the only panels a tile starts at).
+  // and of the whole matrix (paired types: whole pairs, so an odd last panel's unused partner too).
+  // panel(p): where panel p starts (paired types: for even p, its pair — where every tile starts).
   int64_t panel_bytes() const { return panel_bytes_; }
   int64_t scale_bytes() const { return scale_bytes_; }
   int64_t block_bytes() const { return block_bytes_; }
@@ -145,7 +153,7 @@ class QPanels {
   struct Free {
     void operator()(uint8_t* p) const;
   };
-  int64_t stored_panels() const { return type_ == quant::Type::Q4_0 ? (panels() + 1) / 2 * 2 : panels(); }
+  int64_t stored_panels() const { return paired(type_) ? (panels() + 1) / 2 * 2 : panels(); }
   std::unique_ptr<uint8_t[], Free> data_;
   quant::Type type_ = quant::Type::Q8_0;
   int64_t n_ = 0, k_ = 0, block_elems_ = 32, panel_bytes_ = 0, scale_bytes_ = 0, block_bytes_ = 0;
@@ -153,7 +161,7 @@ class QPanels {
 
 // y[i·ys + 16c + r] for rows i < nx of x (activation rows as above, stride xs bytes) and the ncol first
 // columns of `np` consecutive panels starting at `panels` (1 <= np <= kPanelTileMax,
-// (np−1)·16 < ncol <= np·16, 1 <= nx <= kPanelTileX; Q4_0: `panels` is a pair, an even panel).
+// (np−1)·16 < ncol <= np·16, 1 <= nx <= kPanelTileX; paired types: `panels` is a pair, an even panel).
 // Numerics as in the header comment.
 inline constexpr int kPanelTileMax = 2;
 inline constexpr int kPanelTileX = 4;

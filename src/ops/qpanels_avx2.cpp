@@ -196,7 +196,7 @@ inline __m256i q6_weights(const uint8_t* ql, const uint8_t* qh, bool high, __m25
 }
 
 template <int RX, int NP, int K>
-inline void q6_quarter(const uint8_t* q, int hh, int64_t pb, const uint8_t* s,
+inline void q6_quarter(const uint8_t* q, int hh, int64_t qc, int64_t sc, const uint8_t* s,
                        const quant::BlockQ8_K* const (&xr)[RX], int64_t b, __m256i (&tsum)[RX][2 * NP],
                        __m256i m4, __m256i m30) {
   constexpr int H = 2 * NP;
@@ -217,10 +217,10 @@ inline void q6_quarter(const uint8_t* q, int hh, int64_t pb, const uint8_t* s,
       }
 #pragma GCC unroll 4
       for (int h = 0; h < H; ++h) {
-        const int64_t o = half_offset(h, pb) + g * kPanelGroupBytes;
+        const int64_t o = half_offset(h, qc) + g * kPanelGroupBytes;
         const __m256i wa = q6_weights<K>(ql + o, qh + o, K >= 2, m4, m30);
         const __m256i wb = q6_weights<K>(ql + o + kPanelGroupBytes, qh + o + kPanelGroupBytes, K >= 2, m4, m30);
-        const __m256i scv = dup_i8(s + half_rows(h, pb) + 32 + 16 * sub);
+        const __m256i scv = dup_i8(s + half_rows(h, sc) + 32 + 16 * sub);
 #pragma GCC unroll 4
         for (int i = 0; i < RX; ++i) {
           const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(wa, xa[i]), _mm256_maddubs_epi16(wb, xb[i]));
@@ -232,7 +232,7 @@ inline void q6_quarter(const uint8_t* q, int hh, int64_t pb, const uint8_t* s,
 }
 
 template <int RX, int NP>
-void tile_q6_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
+void tile_q6_k(int64_t nb, const uint8_t* panels, int64_t, int64_t sb, int ncol, const uint8_t* x,
                int64_t xs, float* y, int64_t ys) {
   constexpr int H = 2 * NP;
   __m256 acc[RX][H];
@@ -242,23 +242,25 @@ void tile_q6_k(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
   for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const quant::BlockQ8_K*>(x + i * xs);
   const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
 
+  // Panels in pairs (qpanels.h): `panels` is the pair, `sb` the index in it of the tile's first panel.
+  constexpr int64_t kQC = kQ6_KPairs.quant, kSC = kQ6_KPairs.scale;
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* q = panels + sb + b * kPanelQ6KQuantBytes;
-    const uint8_t* s = panels + b * kPanelQ6KScaleBytes;
+    const uint8_t* q = kQ6_KPairs.quants(panels, b, int(sb));
+    const uint8_t* s = kQ6_KPairs.scales(panels, b, int(sb));
     __m256i tsum[RX][H];
     for (auto& a : tsum)
       for (auto& v : a) v = _mm256_setzero_si256();
 #pragma GCC unroll 1
     for (int hh = 0; hh < 2; ++hh) {
-      q6_quarter<RX, NP, 0>(q, hh, pb, s, xr, b, tsum, m4, m30);
-      q6_quarter<RX, NP, 1>(q, hh, pb, s, xr, b, tsum, m4, m30);
-      q6_quarter<RX, NP, 2>(q, hh, pb, s, xr, b, tsum, m4, m30);
-      q6_quarter<RX, NP, 3>(q, hh, pb, s, xr, b, tsum, m4, m30);
+      q6_quarter<RX, NP, 0>(q, hh, kQC, kSC, s, xr, b, tsum, m4, m30);
+      q6_quarter<RX, NP, 1>(q, hh, kQC, kSC, s, xr, b, tsum, m4, m30);
+      q6_quarter<RX, NP, 2>(q, hh, kQC, kSC, s, xr, b, tsum, m4, m30);
+      q6_quarter<RX, NP, 3>(q, hh, kQC, kSC, s, xr, b, tsum, m4, m30);
     }
 #pragma GCC unroll 4
     for (int h = 0; h < H; ++h) {
-      const uint8_t* sh = s + half_rows(h, pb) + 32;
-      const __m256 d = half_scale(s + (h / 2) * pb + 2 * 8 * (h % 2));
+      const uint8_t* sh = s + half_rows(h, kSC) + 32;
+      const __m256 d = half_scale(s + (h / 2) * kSC + 2 * 8 * (h % 2));
       __m256i sp[8];
       pair_scales_i8(sh, sp);
 #pragma GCC unroll 4
@@ -287,16 +289,19 @@ void tile_q6_k_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, in
   const auto* xr = reinterpret_cast<const quant::BlockQ8_K*>(x);
   const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
 
+  // Panels in pairs (qpanels.h): `panels` is the pair, `sb` the index in it of the tile's first
+  // panel; the next block (past the pair's last: the next pair's first) asked for in H parts.
+  constexpr int64_t kQC = kQ6_KPairs.quant, kSC = kQ6_KPairs.scale, kPart = kQ6_KPairs.block() / H;
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* q = panels + sb + b * kPanelQ6KQuantBytes;
-    const uint8_t* s = panels + b * kPanelQ6KScaleBytes;
+    const uint8_t* q = kQ6_KPairs.quants(panels, b, int(sb));
+    const uint8_t* s = kQ6_KPairs.scales(panels, b, int(sb));
     const int8_t* xq = xr[b].qs;
-    const NextBlock next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ6KQuantBytes, kPanelQ6KScaleBytes, 1);
+    const uint8_t* next = b + 1 < nb ? kQ6_KPairs.scales(panels, b + 1, 0) : panels + 2 * pb;
 #pragma GCC unroll 1
     for (int h = 0; h < H; ++h) {
-      const uint8_t* qh0 = q + half_offset(h, pb);
-      const uint8_t* sh = s + half_rows(h, pb) + 32;  // sc[sub][row]
-      prefetch_part<NP>(next, pb, kPanelQ6KQuantBytes, h, H);
+      const uint8_t* qh0 = q + half_offset(h, kQC);
+      const uint8_t* sh = s + half_rows(h, kSC) + 32;  // sc[sub][row]
+      prefetch_bytes(next + h * kPart, kPart);
       __m256i t = _mm256_setzero_si256();
 #pragma GCC unroll 2
       for (int hh = 0; hh < 2; ++hh)
@@ -325,7 +330,7 @@ void tile_q6_k_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, in
           for (int k = 0; k < 4; ++k)
             t = _mm256_add_epi32(t, _mm256_madd_epi16(p[k], dup_i8(sh + 16 * (8 * hh + 2 * k + gp / 2))));
         }
-      const __m256 d = half_scale(s + (h / 2) * pb + 2 * 8 * (h % 2));
+      const __m256 d = half_scale(s + (h / 2) * kSC + 2 * 8 * (h % 2));
       __m256i sp[8];
       pair_scales_i8(sh, sp);
       const __m256i corr = scaled_bsums(sp, xr[b].bsums);
@@ -472,13 +477,13 @@ void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
   const __m256i m4 = _mm256_set1_epi8(15), m10 = _mm256_set1_epi8(0x10), ones = _mm256_set1_epi16(1);
 
   // Half h's quants and scales of block b. Q4_0 (panels in pairs, qpanels.h): `panels` is the pair
-  // and `sb` the index in it (0 or 1) of the tile's first panel (dispatch_q4_0).
+  // and `sb` the index in it (0 or 1) of the tile's first panel (dispatch_pair).
   const auto quants = [&](int64_t b, int h) {
-    if constexpr (T == Legacy::kQ4_0) return q4_0_pair_quants(panels, b, int(sb) + h / 2) + (h % 2) * 32;
+    if constexpr (T == Legacy::kQ4_0) return kQ4_0Pairs.quants(panels, b, int(sb) + h / 2) + (h % 2) * 32;
     return panels + sb + b * kQuantBytes + half_offset(h, pb);
   };
   const auto scales = [&](int64_t b, int h) {
-    if constexpr (T == Legacy::kQ4_0) return q4_0_pair_scales(panels, b, int(sb) + h / 2) + 2 * 8 * (h % 2);
+    if constexpr (T == Legacy::kQ4_0) return kQ4_0Pairs.scales(panels, b, int(sb) + h / 2) + 2 * 8 * (h % 2);
     return panels + (h / 2) * pb + b * kScaleBytes + 2 * 8 * (h % 2);
   };
   for (int64_t b = 0; b < nb; ++b) {
@@ -696,26 +701,27 @@ void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np,
   }
 }
 
-// Q4_0's PanelTileFn: as dispatch, each tile given its pair and its first panel's index in it.
-void dispatch_q4_0(int64_t nb, const uint8_t* pair, int64_t pb, int64_t, int np, int ncol, const uint8_t* x,
+// The paired types' PanelTileFn (Q4_0, Q6_K: panels in pairs, qpanels.h): as dispatch, each tile
+// given the pair and, as its scale_bytes argument, the index in the pair of its first panel.
+template <TileFn K11, TileFn K12, TileFn K21>
+void dispatch_pair(int64_t nb, const uint8_t* pair, int64_t pb, int64_t, int np, int ncol, const uint8_t* x,
                    int64_t xs, int nx, float* y, int64_t ys) {
   if (nx == 1) {
-    (np == 2 ? tile_legacy<Legacy::kQ4_0, 1, 2> : tile_legacy<Legacy::kQ4_0, 1, 1>)(nb, pair, pb, 0, ncol, x, xs, y, ys);
+    (np == 2 ? K12 : K11)(nb, pair, pb, 0, ncol, x, xs, y, ys);
     return;
   }
   for (int c = 0; c < np; ++c) {
     const int nc = ncol - c * kPanelRows < kPanelRows ? ncol - c * kPanelRows : kPanelRows;
     for (int i = 0; i < nx; i += 2)
-      (nx - i >= 2 ? tile_legacy<Legacy::kQ4_0, 2, 1> : tile_legacy<Legacy::kQ4_0, 1, 1>)(
-          nb, pair, pb, c, nc, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
+      (nx - i >= 2 ? K21 : K11)(nb, pair, pb, c, nc, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
   }
 }
 
 const PanelKernels kTable = {
     dispatch<tile_q8_0<1, 1>, tile_q8_0<1, 2>, tile_q8_0<2, 1>>,
-    dispatch_q4_0,
+    dispatch_pair<tile_legacy<Legacy::kQ4_0, 1, 1>, tile_legacy<Legacy::kQ4_0, 1, 2>, tile_legacy<Legacy::kQ4_0, 2, 1>>,
     dispatch<tile_q45_k<false, 1, 1>, tile_q45_k<false, 1, 2>, tile_q45_k<false, 2, 1>>,
-    dispatch<tile_q6_k_row<1>, tile_q6_k_row<2>, tile_q6_k<2, 1>>,
+    dispatch_pair<tile_q6_k_row<1>, tile_q6_k_row<2>, tile_q6_k<2, 1>>,
     dispatch<tile_q45_k<true, 1, 1>, tile_q45_k<true, 1, 2>, tile_q45_k<true, 2, 1>>,
     dispatch<tile_iq4_nl<1, 1>, tile_iq4_nl<1, 2>, tile_iq4_nl<2, 1>>,
     dispatch<tile_iq4_xs<1, 1>, tile_iq4_xs<1, 2>, tile_iq4_xs<2, 1>>,

@@ -195,14 +195,14 @@ void tile_q4_0(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const ui
   const BlockQ8A* xr[RX];
   row_pointers(x, xs, xr);
   const __m512i m4 = _mm512_set1_epi8(15);
-  constexpr int64_t kAhead = blocks_ahead(kQ4_0PairBlockBytes);
+  constexpr int64_t kAhead = blocks_ahead(kQ4_0Pairs.block());
   for (int64_t b = 0; b < nb; ++b) {
     if (RX == 1) {
       const int64_t a = b + kAhead;
       if (a < nb)
-        prefetch_bytes(panels + a * kQ4_0PairBlockBytes, kQ4_0PairBlockBytes);
+        prefetch_bytes(panels + a * kQ4_0Pairs.block(), kQ4_0Pairs.block());
       else if (a - nb < nb)
-        prefetch_bytes(panels + 2 * pb + (a - nb) * kQ4_0PairBlockBytes, kQ4_0PairBlockBytes);
+        prefetch_bytes(panels + 2 * pb + (a - nb) * kQ4_0Pairs.block(), kQ4_0Pairs.block());
     }
     __m512i s[RX][NP];
     zero(s);
@@ -211,7 +211,7 @@ void tile_q4_0(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const ui
       __m512i lo[NP], hi[NP];
 #pragma GCC unroll 8
       for (int c = 0; c < NP; ++c) {
-        const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(q4_0_pair_quants(panels, b, c) + g * kPanelGroupBytes));
+        const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(kQ4_0Pairs.quants(panels, b, c) + g * kPanelGroupBytes));
         lo[c] = _mm512_and_si512(v, m4);
         hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
       }
@@ -221,7 +221,7 @@ void tile_q4_0(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const ui
 #pragma GCC unroll 8
     for (int c = 0; c < NP; ++c) {
       const __m512 dw =
-          _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(q4_0_pair_scales(panels, b, c))));
+          _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(kQ4_0Pairs.scales(panels, b, c))));
 #pragma GCC unroll 8
       for (int i = 0; i < RX; ++i) {
         const __m512 p = _mm512_cvtepi32_ps(_mm512_sub_epi32(s[i][c], _mm512_set1_epi32(8 * xr[i][b].sum)));
@@ -514,8 +514,9 @@ void tile_q3_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
 // ---- Q6_K: q = ql nibble | qh 2 bits << 4 (unsigned 0..63); per sub-block of 16 (4 groups) the
 // exact dot minus 32·Σx, times the row's int8 scale, summed in int32 over the super-block. ----
 template <int RX, int NP>
-void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
+void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t, int64_t, int ncol,
                      const uint8_t* x, int64_t xs, float* y, int64_t ys) {
+  constexpr int64_t kQC = kQ6_KPairs.quant, kSC = kQ6_KPairs.scale;
   __m512 acc[RX][NP];
   zero(acc);
   const quant::BlockQ8_K* xr[RX];
@@ -524,8 +525,9 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
   const __m512i m3 = _mm512_set1_epi8(3);
 
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* q = panels + sb + b * kPanelQ6KQuantBytes;
-    const uint8_t* sc = panels + b * kPanelQ6KScaleBytes;
+    // Panels in pairs (qpanels.h): panel c's quants at q + c·kQC, its scales at sc + c·kSC.
+    const uint8_t* q = kQ6_KPairs.quants(panels, b, 0);
+    const uint8_t* sc = kQ6_KPairs.scales(panels, b, 0);
     __m512i tsum[RX][NP];
     zero(tsum);
 #pragma GCC unroll 1
@@ -543,8 +545,8 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
           __m512i w[NP];
 #pragma GCC unroll 8
           for (int c = 0; c < NP; ++c) {
-            const __m512i lv = _mm512_load_si512(reinterpret_cast<const void*>(ql + c * pb + g * kPanelGroupBytes));
-            const __m512i hv = _mm512_load_si512(reinterpret_cast<const void*>(qh + c * pb + g * kPanelGroupBytes));
+            const __m512i lv = _mm512_load_si512(reinterpret_cast<const void*>(ql + c * kQC + g * kPanelGroupBytes));
+            const __m512i hv = _mm512_load_si512(reinterpret_cast<const void*>(qh + c * kQC + g * kPanelGroupBytes));
             const __m512i lo = _mm512_and_si512(k / 2 ? _mm512_srli_epi16(lv, 4) : lv, m4);
             const __m512i hi = _mm512_and_si512(_mm512_srl_epi16(hv, _mm_cvtsi32_si128(2 * k)), m3);
             w[c] = _mm512_or_si512(lo, _mm512_slli_epi16(hi, 4));
@@ -558,10 +560,10 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
             for (int c = 0; c < NP; ++c) p[i][c] = _mm512_dpbusd_epi32(p[i][c], w[c], xv);
           }
         }
-        add_signed_sub<RX, NP>(p, 32, sc, pb, sub, xr, b, tsum);
+        add_signed_sub<RX, NP>(p, 32, sc, kSC, sub, xr, b, tsum);
       }
     }
-    add_super_block<RX, NP>(tsum, sc, pb, xr, b, acc);
+    add_super_block<RX, NP>(tsum, sc, kSC, xr, b, acc);
   }
   store_tile<RX, NP>(acc, ncol, y, ys);
 }
@@ -573,7 +575,7 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, 
 // order of the sub-blocks does not matter). q = (ql nibble) | (qh bits at 4..5) is one vpternlogd
 // (a | (b & 0x30)) after a 16-bit shift, which moves bits within each byte for shifts up to 4.
 template <int NP>
-void tile_q6_k_one_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
+void tile_q6_k_one_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t, int ncol, const uint8_t* x,
                        float* y) {
   __m512 acc[1][NP];
   zero(acc);
@@ -582,17 +584,20 @@ void tile_q6_k_one_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb
   const __m512i m30 = _mm512_set1_epi8(0x30);
   constexpr int kAOrBAndC = 0xF8;  // vpternlogd truth table of a | (b & c)
 
+  constexpr int64_t kQC = kQ6_KPairs.quant, kSC = kQ6_KPairs.scale, kPart = kQ6_KPairs.block() / 4;
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* q = panels + sb + b * kPanelQ6KQuantBytes;
-    const NextBlock next = next_block<NP>(panels, pb, sb, b, nb, kPanelQ6KQuantBytes, kPanelQ6KScaleBytes, 1);
-    const uint8_t* sc = panels + b * kPanelQ6KScaleBytes;
+    // Panels in pairs (qpanels.h): panel c's quants at q + c·kQC, its scales at sc + c·kSC. The next
+    // block (past the pair's last: the next pair's first, the next tile's) is asked for in quarters.
+    const uint8_t* q = kQ6_KPairs.quants(panels, b, 0);
+    const uint8_t* sc = kQ6_KPairs.scales(panels, b, 0);
+    const uint8_t* next = b + 1 < nb ? kQ6_KPairs.scales(panels, b + 1, 0) : panels + 2 * pb;
     const int8_t* xq = xb[b].qs;
     __m512i tsum[NP];
     for (int c = 0; c < NP; ++c) tsum[c] = _mm512_setzero_si512();
 #pragma GCC unroll 1
     for (int hh = 0; hh < 4; ++hh) {  // half h = hh / 2; half of each quarter = hh % 2 (l' = 4·half ..)
       const int h = hh / 2, half = hh % 2;
-      prefetch_part<NP>(next, pb, kPanelQ6KQuantBytes, hh, 4);
+      prefetch_bytes(next + hh * kPart, kPart);
       __m512i p[4][NP];
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k)
@@ -610,7 +615,7 @@ void tile_q6_k_one_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb
         }
 #pragma GCC unroll 2
         for (int c = 0; c < NP; ++c) {
-          const uint8_t* g = q + c * pb;
+          const uint8_t* g = q + c * kQC;
           const __m512i a = _mm512_load_si512(reinterpret_cast<const void*>(g + (16 * h + l) * kPanelGroupBytes));
           const __m512i bq = _mm512_load_si512(reinterpret_cast<const void*>(g + (16 * h + 8 + l) * kPanelGroupBytes));
           const __m512i hq = _mm512_load_si512(reinterpret_cast<const void*>(g + (32 + 8 * h + l) * kPanelGroupBytes));
@@ -632,14 +637,14 @@ void tile_q6_k_one_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb
 #pragma GCC unroll 2
         for (int c = 0; c < NP; ++c) {
           const __m512i scv = _mm512_cvtepi8_epi32(
-              _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 32 + 16 * sub)));
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * kSC + 32 + 16 * sub)));
           tsum[c] = _mm512_add_epi32(tsum[c], _mm512_mullo_epi32(_mm512_sub_epi32(p[k][c], corr), scv));
         }
       }
     }
 #pragma GCC unroll 2
     for (int c = 0; c < NP; ++c) {
-      const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * pb)));
+      const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * kSC)));
       acc[0][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xb[b].d)), _mm512_cvtepi32_ps(tsum[c]), acc[0][c]);
     }
   }

@@ -123,7 +123,7 @@ void panel_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const ui
       xv[i][1] = vld1q_s8(xb->qs + 16);
     }
     if constexpr (Kind == Kind32::kQ4_0) {
-      const uint8_t* u = q4_0_pair_quants(panel, b, int(sb));
+      const uint8_t* u = kQ4_0Pairs.quants(panel, b, int(sb));
       [&]<int... G>(std::integer_sequence<int, G...>) {
         (q4_group<G, RX>(u, xv, s), ...);
       }(std::make_integer_sequence<int, 4>());
@@ -148,7 +148,7 @@ void panel_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const ui
     // Q4_1 / Q5_1: d[16] then m[16] per block; the others d[16].
     constexpr bool kOffset = Kind == Kind32::kQ4_1 || Kind == Kind32::kQ5_1;
     float32x4_t dw[4], mw[4];
-    const uint8_t* scales = Kind == Kind32::kQ4_0 ? q4_0_pair_scales(panel, b, int(sb))
+    const uint8_t* scales = Kind == Kind32::kQ4_0 ? kQ4_0Pairs.scales(panel, b, int(sb))
                                                   : panel + b * kPanelRows * (kOffset ? 4 : 2);
     const auto* dh = reinterpret_cast<const float16_t*>(scales);
     for (int q = 0; q < 4; ++q) {
@@ -551,6 +551,7 @@ inline void q6_k_quarter(const uint8_t* qb, const uint8_t* sc, const quant::Bloc
   }
 }
 
+// Panels in pairs (qpanels.h): `panel` is the pair and `sb` the panel's index in it (0 or 1).
 template <int RX>
 void q6_k_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
                float* y, int64_t ys) {
@@ -561,8 +562,8 @@ void q6_k_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const uin
     for (int q = 0; q < 4; ++q) acc[i][q] = vdupq_n_f32(0.0f);
   }
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* qb = panel + sb + b * kPanelQ6KQuantBytes;
-    const uint8_t* sc = panel + b * kPanelQ6KScaleBytes;
+    const uint8_t* qb = kQ6_KPairs.quants(panel, b, int(sb));
+    const uint8_t* sc = kQ6_KPairs.scales(panel, b, int(sb));
     int32x4_t t[RX][4];
     for (int i = 0; i < RX; ++i)
       for (int q = 0; q < 4; ++q) t[i][q] = vdupq_n_s32(0);
@@ -656,16 +657,18 @@ struct Legacy {
   };
 };
 
-// Q4_0's PanelTileFn: as dispatch, each panel addressed as (its pair, its index in the pair).
-void dispatch_q4_0(int64_t nb, const uint8_t* pair, int64_t, int64_t, int np, int ncol, const uint8_t* x,
+// The paired types' PanelTileFn (Q4_0, Q6_K: panels in pairs, qpanels.h): as dispatch, each panel
+// addressed as its pair and, as the scale_bytes argument, its index in the pair.
+template <template <int> class Rows>
+void dispatch_pair(int64_t nb, const uint8_t* pair, int64_t, int64_t, int np, int ncol, const uint8_t* x,
                    int64_t xs, int nx, float* y, int64_t ys) {
   for (int c = 0; c < np; ++c) {
     const int cols = ncol - c * kPanelRows;
     for (int i = 0; i < nx; i += 2) {
       if (nx - i >= 2)
-        Q4_0Rows<2>::run(nb, pair, c, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
+        Rows<2>::run(nb, pair, c, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
       else
-        Q4_0Rows<1>::run(nb, pair, c, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
+        Rows<1>::run(nb, pair, c, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
     }
   }
 }
@@ -685,7 +688,7 @@ void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np,
   }
 }
 
-const PanelKernels kTable = {dispatch<Q8_0Rows>,   dispatch_q4_0,   dispatch<Q4_KRows>,  dispatch<Q6_KRows>,
+const PanelKernels kTable = {dispatch<Q8_0Rows>,   dispatch_pair<Q4_0Rows>,   dispatch<Q4_KRows>,  dispatch_pair<Q6_KRows>,
                              dispatch<Q5_KRows>,   dispatch<IQ4_NLRows>, dispatch<IQ4_XSRows>,
                              dispatch<Legacy<Kind32::kQ4_1>::Rows>, dispatch<Legacy<Kind32::kQ5_0>::Rows>,
                              dispatch<Legacy<Kind32::kQ5_1>::Rows>, dispatch<Q2_KRows>, dispatch<Q3_KRows>};

@@ -68,6 +68,27 @@ TEST(QPanels, Q8_0LayoutInterleavesFourQuantsOfSixteenRows) {
   EXPECT_EQ(p.panel(1)[p.scale_bytes() + 5 * 4], 0x80);
 }
 
+TEST(QPanels, Q6_KBlocksAlternateInPanelPairs) {
+  const int64_t n = 20, k = 512;  // panels 0 and 1 (rows 16..19), one pair of two super-blocks
+  std::vector<uint8_t> w;
+  std::vector<float> dec;
+  make_weight(quant::Type::Q6_K, n, k, 8, w, dec);
+  const QPanels p = QPanels::pack(quant::Type::Q6_K, w.data(), n, k);
+  EXPECT_EQ(kQ6_KPairs.block(), 2 * (288 + 3072));
+  const uint8_t* pair = p.panel(0);
+  EXPECT_EQ(kQ6_KPairs.scales(pair, 1, 1), pair + 6720 + 288);
+  EXPECT_EQ(kQ6_KPairs.quants(pair, 1, 0), pair + 6720 + 576);
+  EXPECT_EQ(kQ6_KPairs.quants(pair, 1, 1), pair + 6720 + 576 + 3072);
+  const auto* blocks = reinterpret_cast<const quant::BlockQ6_K*>(w.data());
+  // Row 17 = row 1 of panel 1: its d of super-block 1, and its sub-block 5 scale.
+  uint16_t d;
+  std::memcpy(&d, kQ6_KPairs.scales(pair, 1, 1) + 2 * 1, 2);
+  EXPECT_EQ(d, blocks[17 * 2 + 1].d);
+  EXPECT_EQ(int8_t(kQ6_KPairs.scales(pair, 1, 1)[32 + 16 * 5 + 1]), blocks[17 * 2 + 1].scales[5]);
+  // Row 17, super-block 0, ql byte 6 = ql group 1, element 2 (row 1).
+  EXPECT_EQ(kQ6_KPairs.quants(pair, 0, 1)[1 * kPanelGroupBytes + 1 * 4 + 2], blocks[17 * 2 + 0].ql[6]);
+}
+
 // The offset m (fp16 at byte 2 of a Q4_1 / Q5_1 block) of element e of row j of GGUF bytes w.
 double block_offset(const std::vector<uint8_t>& w, quant::Type type, int64_t j, int64_t k, int64_t e) {
   const int64_t bb = quant::traits(type).type_size, nb = k / 32;
@@ -196,26 +217,26 @@ TEST(QPanels, Q4_0LayoutKeepsTheGgufNibblePairsInPanelPairs) {
   make_weight(quant::Type::Q4_0, n, k, 6, w, dec);
   const QPanels p = QPanels::pack(quant::Type::Q4_0, w.data(), n, k);
   EXPECT_EQ(p.block_bytes(), 256);
-  EXPECT_EQ(kQ4_0PairBlockBytes, 576);
+  EXPECT_EQ(kQ4_0Pairs.block(), 576);
   const auto* blocks = reinterpret_cast<const quant::BlockQ4_0*>(w.data());
   const uint8_t* pair = p.panel(0);
   // Block 1 of the pair starts 576 bytes in: panel 0's d[16], panel 1's, panel 0's quants, panel 1's.
-  EXPECT_EQ(q4_0_pair_scales(pair, 1, 0), pair + 576);
-  EXPECT_EQ(q4_0_pair_scales(pair, 1, 1), pair + 576 + 32);
-  EXPECT_EQ(q4_0_pair_quants(pair, 1, 0), pair + 576 + 64);
-  EXPECT_EQ(q4_0_pair_quants(pair, 1, 1), pair + 576 + 64 + 256);
+  EXPECT_EQ(kQ4_0Pairs.scales(pair, 1, 0), pair + 576);
+  EXPECT_EQ(kQ4_0Pairs.scales(pair, 1, 1), pair + 576 + 32);
+  EXPECT_EQ(kQ4_0Pairs.quants(pair, 1, 0), pair + 576 + 64);
+  EXPECT_EQ(kQ4_0Pairs.quants(pair, 1, 1), pair + 576 + 64 + 256);
   // Row 2, block 1, GGUF byte 9 (elements 9 and 25) = group 2, element 1; its scale d.
-  EXPECT_EQ(q4_0_pair_quants(pair, 1, 0)[2 * kPanelGroupBytes + 2 * 4 + 1], blocks[2 * 2 + 1].qs[9]);
+  EXPECT_EQ(kQ4_0Pairs.quants(pair, 1, 0)[2 * kPanelGroupBytes + 2 * 4 + 1], blocks[2 * 2 + 1].qs[9]);
   uint16_t d;
-  std::memcpy(&d, q4_0_pair_scales(pair, 1, 0) + 2 * 2, 2);
+  std::memcpy(&d, kQ4_0Pairs.scales(pair, 1, 0) + 2 * 2, 2);
   EXPECT_EQ(d, blocks[2 * 2 + 1].d);
   // Row 17 = row 1 of panel 1, block 0, GGUF byte 3 = group 0, element 3.
-  EXPECT_EQ(q4_0_pair_quants(pair, 0, 1)[0 * kPanelGroupBytes + 1 * 4 + 3], blocks[17 * 2 + 0].qs[3]);
-  std::memcpy(&d, q4_0_pair_scales(pair, 0, 1) + 1 * 2, 2);
+  EXPECT_EQ(kQ4_0Pairs.quants(pair, 0, 1)[0 * kPanelGroupBytes + 1 * 4 + 3], blocks[17 * 2 + 0].qs[3]);
+  std::memcpy(&d, kQ4_0Pairs.scales(pair, 0, 1) + 1 * 2, 2);
   EXPECT_EQ(d, blocks[17 * 2 + 0].d);
   // Padding row 5 of panel 1 (row 21): nibbles 8 (weight 0), scale 0.
-  EXPECT_EQ(q4_0_pair_quants(pair, 0, 1)[5 * 4], 0x88);
-  std::memcpy(&d, q4_0_pair_scales(pair, 0, 1) + 5 * 2, 2);
+  EXPECT_EQ(kQ4_0Pairs.quants(pair, 0, 1)[5 * 4], 0x88);
+  std::memcpy(&d, kQ4_0Pairs.scales(pair, 0, 1) + 5 * 2, 2);
   EXPECT_EQ(d, 0);
   // Whole pairs: an odd panel count keeps its last panel's partner.
   const QPanels odd = QPanels::pack(quant::Type::Q4_0, w.data(), 3, k);
