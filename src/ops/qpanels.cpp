@@ -228,14 +228,15 @@ void tile_scalar(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t
 
 // The paired types (qpanels.h): output_32's and output_signed_16's numerics for row r of panel c of
 // the pair.
-float output_q4_0_pair(int64_t nb, const uint8_t* pair, int c, int r, const BlockQ8A* x) {
+template <int32_t (*Weight)(const uint8_t*, int, int), const PairLayout* Pairs>
+float output_32_pair(int64_t nb, const uint8_t* pair, int c, int r, const BlockQ8A* x) {
   float acc = 0.0f;
   for (int64_t b = 0; b < nb; ++b) {
     uint16_t dh;
-    std::memcpy(&dh, kQ4_0Pairs.scales(pair, b, c) + 2 * r, 2);
-    const uint8_t* q = kQ4_0Pairs.quants(pair, b, c);
+    std::memcpy(&dh, Pairs->scales(pair, b, c) + 2 * r, 2);
+    const uint8_t* q = Pairs->quants(pair, b, c);
     int32_t p = 0;
-    for (int e = 0; e < quant::kQK; ++e) p += weight_q4_0(q, r, e) * x[b].qs[e];
+    for (int e = 0; e < quant::kQK; ++e) p += Weight(q, r, e) * x[b].qs[e];
     acc = std::fma(f16_to_f32(dh) * x[b].d, float(p), acc);
   }
   return acc;
@@ -259,8 +260,8 @@ void tile_scalar_pair(int64_t nb, const uint8_t* pair, int64_t, int64_t, int np,
 }
 
 const PanelKernels kScalar = {
-    tile_scalar<BlockQ8A, output_32<weight_q8_0, 8 * kPanelGroupBytes>>,
-    tile_scalar_pair<BlockQ8A, output_q4_0_pair>,
+    tile_scalar_pair<BlockQ8A, output_32_pair<weight_q8_0, &kQ8_0Pairs>>,
+    tile_scalar_pair<BlockQ8A, output_32_pair<weight_q4_0, &kQ4_0Pairs>>,
     tile_scalar<quant::BlockQ8_K, output_q4_k>, tile_scalar_pair<quant::BlockQ8_K, output_q6_k_pair>,
     tile_scalar<quant::BlockQ8_K, output_q5_k>,
     tile_scalar<BlockQ8A, output_32<weight_iq4_nl, 4 * kPanelGroupBytes>>,
@@ -273,7 +274,9 @@ const PanelKernels kScalar = {
 
 // ---- Layout geometry per type. ----
 
-const PairLayout& pair_layout(quant::Type t) { return t == quant::Type::Q6_K ? kQ6_KPairs : kQ4_0Pairs; }
+const PairLayout& pair_layout(quant::Type t) {
+  return t == quant::Type::Q6_K ? kQ6_KPairs : t == quant::Type::Q8_0 ? kQ8_0Pairs : kQ4_0Pairs;
+}
 
 struct Geometry {
   int64_t block_elems;   // elements per GGUF block

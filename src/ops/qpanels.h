@@ -48,7 +48,7 @@
 //          rows. Elements 128h + 32k + 4l' .. +3 (half h, quarter k, l' < 8) have their low 4 bits in
 //          ql group 16h + 8(k % 2) + l' (nibble k / 2) and their high 2 bits in qh group 8h + l'
 //          (bits 2k, 2k+1); q = low | high << 4 in [0, 63], the weight is q − 32.
-// Q4_0 and Q6_K panels are stored in pairs, block by block (a decode tile of two panels then reads
+// Q8_0, Q4_0 and Q6_K panels are stored in pairs, block by block (a decode tile of two panels then reads
 // one ascending stream rather than each panel's scales and quants — four streams: a measuring build
 // of this layout decoded the Q4_0 mix 7–13 % faster, docs/ops.md "one stream a thread"). Panels 2P
 // and 2P+1 share the 2·panel_bytes() from panel(2P) (an odd last panel has an unused partner); block
@@ -115,16 +115,19 @@ struct PairLayout {
   }
 };
 inline constexpr PairLayout kQ4_0Pairs{2 * kPanelRows, 4 * kPanelGroupBytes};       // 576 bytes a block
+inline constexpr PairLayout kQ8_0Pairs{2 * kPanelRows, 8 * kPanelGroupBytes};      // 1088 bytes a block
 inline constexpr PairLayout kQ6_KPairs{kPanelQ6KScaleBytes, kPanelQ6KQuantBytes};  // 6720 bytes a block
-static_assert(kQ4_0Pairs.block() % 64 == 0 && kQ6_KPairs.block() % 64 == 0 && (2 * kPanelQ6KScaleBytes) % 64 == 0);
+static_assert(kQ4_0Pairs.block() % 64 == 0 && kQ8_0Pairs.block() % 64 == 0 && kQ6_KPairs.block() % 64 == 0 && (2 * kPanelQ6KScaleBytes) % 64 == 0);
 
 class QPanels {
  public:
   QPanels() = default;
   // Whether `type` has a panel layout (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS).
   static bool supports(quant::Type type);
-  // Whether its panels are stored in pairs (Q4_0, Q6_K: PairLayout).
-  static bool paired(quant::Type type) { return type == quant::Type::Q4_0 || type == quant::Type::Q6_K; }
+  // Whether its panels are stored in pairs (Q8_0, Q4_0, Q6_K: PairLayout).
+  static bool paired(quant::Type type) {
+    return type == quant::Type::Q8_0 || type == quant::Type::Q4_0 || type == quant::Type::Q6_K;
+  }
   // Packs N rows of K elements of `type` (GGUF bytes, row stride quant::row_bytes(type, K), no
   // alignment needed). K must be a positive multiple of the block size, N positive, and supports(type)
   // (ork::Error otherwise). Panels are packed in parallel on `pool` when given.

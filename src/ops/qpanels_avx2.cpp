@@ -539,10 +539,9 @@ void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
 // signed product is vpmaddubsw(|w|, sign(x, w)) (|w| <= 128, |x| <= 127: a lane is at most
 // 2·128·127 = 32512, exact), widened to int32 by vpmaddwd before two lanes could be added. ----
 template <int RX, int NP>
-void tile_q8_0(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol, const uint8_t* x,
+void tile_q8_0(int64_t nb, const uint8_t* panels, int64_t, int64_t sb, int ncol, const uint8_t* x,
                int64_t xs, float* y, int64_t ys) {
   constexpr int H = 2 * NP;
-  constexpr int64_t kQuantBytes = 8 * kPanelGroupBytes;
   __m256 acc[RX][H];
   for (auto& a : acc)
     for (auto& v : a) v = _mm256_setzero_ps();
@@ -550,10 +549,10 @@ void tile_q8_0(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
   for (int i = 0; i < RX; ++i) xr[i] = reinterpret_cast<const BlockQ8A*>(x + i * xs);
   const __m256i flip = _mm256_set1_epi8(char(0x80)), ones = _mm256_set1_epi16(1);
 
+  // Panels in pairs (qpanels.h): `panels` is the pair, `sb` the index in it of the tile's first panel.
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* q = panels + sb + b * kQuantBytes;
-    if (RX == 1 && b + 4 < nb)
-      for (int c = 0; c < NP; ++c) prefetch_bytes(q + c * pb + 4 * kQuantBytes, kQuantBytes);
+    const uint8_t* q = kQ8_0Pairs.quants(panels, b, int(sb));
+    if (RX == 1 && b + 4 < nb) prefetch_bytes(kQ8_0Pairs.scales(panels, b + 4, 0), kQ8_0Pairs.block());
     __m256i p[RX][H];
     for (auto& a : p)
       for (auto& v : a) v = _mm256_setzero_si256();
@@ -564,7 +563,7 @@ void tile_q8_0(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
       for (int i = 0; i < RX; ++i) xv[i] = bcast4(xr[i][b].qs + 4 * g);
 #pragma GCC unroll 4
       for (int h = 0; h < H; ++h) {
-        const __m256i w = _mm256_xor_si256(load_half(q + half_offset(h, pb) + g * kPanelGroupBytes), flip);
+        const __m256i w = _mm256_xor_si256(load_half(q + half_offset(h, kQ8_0Pairs.quant) + g * kPanelGroupBytes), flip);
         const __m256i aw = _mm256_abs_epi8(w);
 #pragma GCC unroll 4
         for (int i = 0; i < RX; ++i)
@@ -574,7 +573,7 @@ void tile_q8_0(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int nc
     }
 #pragma GCC unroll 4
     for (int h = 0; h < H; ++h) {
-      const __m256 d = half_scale(panels + (h / 2) * pb + b * 2 * kPanelRows + 2 * 8 * (h % 2));
+      const __m256 d = half_scale(kQ8_0Pairs.scales(panels, b, int(sb) + h / 2) + 2 * 8 * (h % 2));
 #pragma GCC unroll 4
       for (int i = 0; i < RX; ++i)
         acc[i][h] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(xr[i][b].d)), _mm256_cvtepi32_ps(p[i][h]),
@@ -718,7 +717,7 @@ void dispatch_pair(int64_t nb, const uint8_t* pair, int64_t pb, int64_t, int np,
 }
 
 const PanelKernels kTable = {
-    dispatch<tile_q8_0<1, 1>, tile_q8_0<1, 2>, tile_q8_0<2, 1>>,
+    dispatch_pair<tile_q8_0<1, 1>, tile_q8_0<1, 2>, tile_q8_0<2, 1>>,
     dispatch_pair<tile_legacy<Legacy::kQ4_0, 1, 1>, tile_legacy<Legacy::kQ4_0, 1, 2>, tile_legacy<Legacy::kQ4_0, 2, 1>>,
     dispatch<tile_q45_k<false, 1, 1>, tile_q45_k<false, 1, 2>, tile_q45_k<false, 2, 1>>,
     dispatch_pair<tile_q6_k_row<1>, tile_q6_k_row<2>, tile_q6_k<2, 1>>,

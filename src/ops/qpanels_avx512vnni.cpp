@@ -108,18 +108,17 @@ inline __m512i grid_table_u8() {
   return _mm512_load_si512(t);
 }
 
-// Q8_0 (Q4 false) and IQ4_NL (Q4 and Grid: the nibbles index the grid + 128).
-template <bool Q4, int RX, int NP, bool Grid = false>
-void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
-                const uint8_t* x, int64_t xs, float* y, int64_t ys) {
-  static_assert(!Q4 || Grid, "Q4_0 has its own tile (its panels are stored in pairs)");
+// IQ4_NL: the nibbles index the grid + 128.
+template <int RX, int NP>
+void tile_iq4_nl(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int ncol,
+                 const uint8_t* x, int64_t xs, float* y, int64_t ys) {
   __m512 acc[RX][NP];
   zero(acc);
   const BlockQ8A* xr[RX];
   row_pointers(x, xs, xr);
 
-  constexpr int64_t kQuantBytes = (Q4 ? 4 : 8) * kPanelGroupBytes;
-  [[maybe_unused]] const __m512i grid = Grid ? grid_table_u8() : _mm512_setzero_si512();
+  constexpr int64_t kQuantBytes = 4 * kPanelGroupBytes;
+  const __m512i grid = grid_table_u8();
   for (int64_t b = 0; b < nb; ++b) {
     if (RX == 1) {  // the block blocks_ahead() on: this tile's, or past its end the next tile's (as next_block)
       const int64_t a = b + blocks_ahead(kQuantBytes);
@@ -134,36 +133,20 @@ void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
     }
     __m512i s[RX][NP];
     zero(s);
-    if constexpr (Q4) {
-      // Byte group g holds elements 4g.. (low nibbles) and 16+4g.. (high nibbles).
-      const uint8_t* q = panels + sb + b * 4 * kPanelGroupBytes;
-      const __m512i m4 = _mm512_set1_epi8(15);
+    // Byte group g holds elements 4g.. (low nibbles) and 16+4g.. (high nibbles).
+    const uint8_t* q = panels + sb + b * 4 * kPanelGroupBytes;
+    const __m512i m4 = _mm512_set1_epi8(15);
 #pragma GCC unroll 4
-      for (int g = 0; g < 4; ++g) {
-        __m512i lo[NP], hi[NP];
+    for (int g = 0; g < 4; ++g) {
+      __m512i lo[NP], hi[NP];
 #pragma GCC unroll 8
-        for (int c = 0; c < NP; ++c) {
-          const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + g * kPanelGroupBytes));
-          lo[c] = _mm512_and_si512(v, m4);
-          hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-          if constexpr (Grid) {
-            lo[c] = _mm512_shuffle_epi8(grid, lo[c]);
-            hi[c] = _mm512_shuffle_epi8(grid, hi[c]);
-          }
-        }
-        add_group<RX, NP>(s, lo, xr, b, 4 * g);
-        add_group<RX, NP>(s, hi, xr, b, 16 + 4 * g);
+      for (int c = 0; c < NP; ++c) {
+        const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + g * kPanelGroupBytes));
+        lo[c] = _mm512_shuffle_epi8(grid, _mm512_and_si512(v, m4));
+        hi[c] = _mm512_shuffle_epi8(grid, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
       }
-    } else {
-      const uint8_t* u = panels + sb + b * 8 * kPanelGroupBytes;
-#pragma GCC unroll 8
-      for (int g = 0; g < 8; ++g) {
-        __m512i w[NP];
-#pragma GCC unroll 8
-        for (int c = 0; c < NP; ++c)
-          w[c] = _mm512_load_si512(reinterpret_cast<const void*>(u + c * pb + g * kPanelGroupBytes));
-        add_group<RX, NP>(s, w, xr, b, 4 * g);
-      }
+      add_group<RX, NP>(s, lo, xr, b, 4 * g);
+      add_group<RX, NP>(s, hi, xr, b, 16 + 4 * g);
     }
     __m512 dw[NP];
     #pragma GCC unroll 8
@@ -184,47 +167,61 @@ void tile_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int n
   store_tile<RX, NP>(acc, ncol, y, ys);
 }
 
-// ---- Q4_0: panels in pairs, block by block (qpanels.h): the tile's NP panels are panel c = 0, 1 of
-// the pair at `panels`, and one row's decode reads the pair as one stream, asking for the block
-// blocks_ahead() on (past the pair's end: the next pair's, the next tile's). ----
-template <int RX, int NP>
-void tile_q4_0(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const uint8_t* x, int64_t xs, float* y,
-               int64_t ys) {
+// ---- Q8_0 (Q4 false) and Q4_0 (Q4 true): panels in pairs, block by block (qpanels.h): the tile's
+// NP panels are panel c = 0, 1 of the pair at `panels`, and one row's decode reads the pair as one
+// stream, asking for the block blocks_ahead() on (past the pair's end: the next pair's, the next
+// tile's). ----
+template <bool Q4, int RX, int NP>
+void tile_pair32(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const uint8_t* x, int64_t xs,
+                 float* y, int64_t ys) {
+  constexpr const PairLayout& kPairs = Q4 ? kQ4_0Pairs : kQ8_0Pairs;
   __m512 acc[RX][NP];
   zero(acc);
   const BlockQ8A* xr[RX];
   row_pointers(x, xs, xr);
   const __m512i m4 = _mm512_set1_epi8(15);
-  constexpr int64_t kAhead = blocks_ahead(kQ4_0Pairs.block());
+  constexpr int64_t kAhead = blocks_ahead(kPairs.block());
   for (int64_t b = 0; b < nb; ++b) {
     if (RX == 1) {
       const int64_t a = b + kAhead;
       if (a < nb)
-        prefetch_bytes(panels + a * kQ4_0Pairs.block(), kQ4_0Pairs.block());
+        prefetch_bytes(panels + a * kPairs.block(), kPairs.block());
       else if (a - nb < nb)
-        prefetch_bytes(panels + 2 * pb + (a - nb) * kQ4_0Pairs.block(), kQ4_0Pairs.block());
+        prefetch_bytes(panels + 2 * pb + (a - nb) * kPairs.block(), kPairs.block());
     }
     __m512i s[RX][NP];
     zero(s);
+    if constexpr (Q4) {
 #pragma GCC unroll 4
-    for (int g = 0; g < 4; ++g) {  // byte group g: elements 4g.. (low nibbles) and 16+4g.. (high)
-      __m512i lo[NP], hi[NP];
+      for (int g = 0; g < 4; ++g) {  // byte group g: elements 4g.. (low nibbles) and 16+4g.. (high)
+        __m512i lo[NP], hi[NP];
 #pragma GCC unroll 8
-      for (int c = 0; c < NP; ++c) {
-        const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(kQ4_0Pairs.quants(panels, b, c) + g * kPanelGroupBytes));
-        lo[c] = _mm512_and_si512(v, m4);
-        hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        for (int c = 0; c < NP; ++c) {
+          const __m512i v =
+              _mm512_load_si512(reinterpret_cast<const void*>(kPairs.quants(panels, b, c) + g * kPanelGroupBytes));
+          lo[c] = _mm512_and_si512(v, m4);
+          hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        }
+        add_group<RX, NP>(s, lo, xr, b, 4 * g);
+        add_group<RX, NP>(s, hi, xr, b, 16 + 4 * g);
       }
-      add_group<RX, NP>(s, lo, xr, b, 4 * g);
-      add_group<RX, NP>(s, hi, xr, b, 16 + 4 * g);
+    } else {
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {  // byte group g: elements 4g .. 4g+3, each quant + 128
+        __m512i w[NP];
+#pragma GCC unroll 8
+        for (int c = 0; c < NP; ++c)
+          w[c] = _mm512_load_si512(reinterpret_cast<const void*>(kPairs.quants(panels, b, c) + g * kPanelGroupBytes));
+        add_group<RX, NP>(s, w, xr, b, 4 * g);
+      }
     }
 #pragma GCC unroll 8
     for (int c = 0; c < NP; ++c) {
       const __m512 dw =
-          _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(kQ4_0Pairs.scales(panels, b, c))));
+          _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(kPairs.scales(panels, b, c))));
 #pragma GCC unroll 8
       for (int i = 0; i < RX; ++i) {
-        const __m512 p = _mm512_cvtepi32_ps(_mm512_sub_epi32(s[i][c], _mm512_set1_epi32(8 * xr[i][b].sum)));
+        const __m512 p = _mm512_cvtepi32_ps(_mm512_sub_epi32(s[i][c], _mm512_set1_epi32((Q4 ? 8 : 128) * xr[i][b].sum)));
         acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xr[i][b].d)), p, acc[i][c]);
       }
     }
@@ -716,23 +713,23 @@ void tile_iq4_xs_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb
 // The kernels of one type as Tile<RX, NP>::run, for dispatch.
 template <int RX, int NP>
 struct Q8_0Tile {
-  static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
+  static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t, int ncol, const uint8_t* x, int64_t xs,
                   float* y, int64_t ys) {
-    tile_fixed<false, RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
+    tile_pair32<false, RX, NP>(nb, p, pb, ncol, x, xs, y, ys);
   }
 };
 template <int RX, int NP>
 struct Q4_0Tile {
   static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t, int ncol, const uint8_t* x, int64_t xs,
                   float* y, int64_t ys) {
-    tile_q4_0<RX, NP>(nb, p, pb, ncol, x, xs, y, ys);
+    tile_pair32<true, RX, NP>(nb, p, pb, ncol, x, xs, y, ys);
   }
 };
 template <int RX, int NP>
 struct IQ4_NLTile {
   static void run(int64_t nb, const uint8_t* p, int64_t pb, int64_t sb, int ncol, const uint8_t* x, int64_t xs,
                   float* y, int64_t ys) {
-    tile_fixed<true, RX, NP, true>(nb, p, pb, sb, ncol, x, xs, y, ys);
+    tile_iq4_nl<RX, NP>(nb, p, pb, sb, ncol, x, xs, y, ys);
   }
 };
 template <int RX, int NP>

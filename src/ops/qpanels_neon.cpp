@@ -104,8 +104,8 @@ inline void q5_group(const uint8_t* u, const int8x16_t (&xv)[RX][2], int32x4_t (
 // The 32-element panel types: their quants per block and how they become signed bytes.
 enum class Kind32 { kQ8_0, kQ4_0, kIQ4_NL, kQ4_1, kQ5_0, kQ5_1 };
 
-// Two activation rows (RX = 1 or 2) × one panel: 16 int32 + 16 f32 lanes per row. Q4_0 (panels in
-// pairs, qpanels.h): `panel` is the pair and `sb` the panel's index in it (0 or 1).
+// Two activation rows (RX = 1 or 2) × one panel: 16 int32 + 16 f32 lanes per row. Q8_0 and Q4_0
+// (panels in pairs, qpanels.h): `panel` is the pair and `sb` the panel's index in it (0 or 1).
 template <Kind32 Kind, int RX>
 void panel_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const uint8_t* x,
                 int64_t xs, float* y, int64_t ys) {
@@ -140,7 +140,7 @@ void panel_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const ui
         (q5_group<G, kQ5, RX>(u, xv, s), ...);
       }(std::make_integer_sequence<int, 4>());
     } else {
-      const uint8_t* u = panel + sb + b * 8 * kPanelGroupBytes;
+      const uint8_t* u = kQ8_0Pairs.quants(panel, b, int(sb));
       [&]<int... G>(std::integer_sequence<int, G...>) {
         (q8_group<G, RX>(u, xv, s), ...);
       }(std::make_integer_sequence<int, 8>());
@@ -148,8 +148,9 @@ void panel_rows(int64_t nb, const uint8_t* panel, int64_t sb, int ncol, const ui
     // Q4_1 / Q5_1: d[16] then m[16] per block; the others d[16].
     constexpr bool kOffset = Kind == Kind32::kQ4_1 || Kind == Kind32::kQ5_1;
     float32x4_t dw[4], mw[4];
-    const uint8_t* scales = Kind == Kind32::kQ4_0 ? kQ4_0Pairs.scales(panel, b, int(sb))
-                                                  : panel + b * kPanelRows * (kOffset ? 4 : 2);
+    const uint8_t* scales = Kind == Kind32::kQ4_0   ? kQ4_0Pairs.scales(panel, b, int(sb))
+                            : Kind == Kind32::kQ8_0 ? kQ8_0Pairs.scales(panel, b, int(sb))
+                                                    : panel + b * kPanelRows * (kOffset ? 4 : 2);
     const auto* dh = reinterpret_cast<const float16_t*>(scales);
     for (int q = 0; q < 4; ++q) {
       dw[q] = vcvt_f32_f16(vld1_f16(dh + 4 * q));
@@ -688,7 +689,7 @@ void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np,
   }
 }
 
-const PanelKernels kTable = {dispatch<Q8_0Rows>,   dispatch_pair<Q4_0Rows>,   dispatch<Q4_KRows>,  dispatch_pair<Q6_KRows>,
+const PanelKernels kTable = {dispatch_pair<Q8_0Rows>,   dispatch_pair<Q4_0Rows>,   dispatch<Q4_KRows>,  dispatch_pair<Q6_KRows>,
                              dispatch<Q5_KRows>,   dispatch<IQ4_NLRows>, dispatch<IQ4_XSRows>,
                              dispatch<Legacy<Kind32::kQ4_1>::Rows>, dispatch<Legacy<Kind32::kQ5_0>::Rows>,
                              dispatch<Legacy<Kind32::kQ5_1>::Rows>, dispatch<Q2_KRows>, dispatch<Q3_KRows>};

@@ -49,23 +49,29 @@ TEST_P(QPanelsP, PackUnpackRoundTripsFromAnyAlignment) {
       }
 }
 
-TEST(QPanels, Q8_0LayoutInterleavesFourQuantsOfSixteenRows) {
+TEST(QPanels, Q8_0LayoutInterleavesFourQuantsOfSixteenRowsInPanelPairs) {
   const int64_t n = 17, k = 64;
   std::vector<uint8_t> w;
   std::vector<float> dec;
   make_weight(quant::Type::Q8_0, n, k, 5, w, dec);
   const QPanels p = QPanels::pack(quant::Type::Q8_0, w.data(), n, k);
   const auto* blocks = reinterpret_cast<const quant::BlockQ8_0*>(w.data());
+  const uint8_t* pair = p.panel(0);
+  EXPECT_EQ(kQ8_0Pairs.block(), 2 * (32 + 512));
+  EXPECT_EQ(kQ8_0Pairs.quants(pair, 1, 1), pair + 1088 + 64 + 512);
   // Row 3, block 1, quant 13 = group 3, element 1.
-  const uint8_t* u = p.panel(0) + p.scale_bytes() + 1 * 8 * kPanelGroupBytes;
+  const uint8_t* u = kQ8_0Pairs.quants(pair, 1, 0);
   EXPECT_EQ(int8_t(u[3 * kPanelGroupBytes + 3 * 4 + 1] ^ 0x80), blocks[3 * 2 + 1].qs[13]);
   uint16_t d;
-  std::memcpy(&d, p.panel(0) + (1 * kPanelRows + 3) * 2, 2);
+  std::memcpy(&d, kQ8_0Pairs.scales(pair, 1, 0) + 3 * 2, 2);
   EXPECT_EQ(d, blocks[3 * 2 + 1].d);
-  // Row 16 is row 0 of panel 1; its rows 1..15 are padding: scale 0, quants 0 (stored as 0x80).
-  std::memcpy(&d, p.panel(1) + (0 * kPanelRows + 5) * 2, 2);
+  // Row 16 is row 0 of panel 1, the pair's second; its rows 1..15 are padding: scale 0, quants 0
+  // (stored as 0x80).
+  std::memcpy(&d, kQ8_0Pairs.scales(pair, 0, 1) + 0 * 2, 2);
+  EXPECT_EQ(d, blocks[16 * 2 + 0].d);
+  std::memcpy(&d, kQ8_0Pairs.scales(pair, 0, 1) + 5 * 2, 2);
   EXPECT_EQ(d, 0);
-  EXPECT_EQ(p.panel(1)[p.scale_bytes() + 5 * 4], 0x80);
+  EXPECT_EQ(kQ8_0Pairs.quants(pair, 0, 1)[5 * 4], 0x80);
 }
 
 TEST(QPanels, Q6_KBlocksAlternateInPanelPairs) {
