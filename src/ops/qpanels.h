@@ -48,12 +48,12 @@
 //          rows. Elements 128h + 32k + 4l' .. +3 (half h, quarter k, l' < 8) have their low 4 bits in
 //          ql group 16h + 8(k % 2) + l' (nibble k / 2) and their high 2 bits in qh group 8h + l'
 //          (bits 2k, 2k+1); q = low | high << 4 in [0, 63], the weight is q − 32.
-// Q8_0, Q4_0 and Q6_K panels are stored in pairs, block by block (a decode tile of two panels then reads
-// one ascending stream rather than each panel's scales and quants — four streams: a measuring build
-// of this layout decoded the Q4_0 mix 7–13 % faster, docs/ops.md "one stream a thread"). Panels 2P
-// and 2P+1 share the 2·panel_bytes() from panel(2P) (an odd last panel has an unused partner); block
-// b of the pair takes PairLayout::block() bytes from b·block(): panel 2P's scale entry (as above),
-// panel 2P+1's, panel 2P's quants, panel 2P+1's (kQ4_0Pairs, kQ6_KPairs).
+// Q8_0, Q4_0 and Q6_K panels are stored in pairs, block by block: a decode tile of two panels then
+// reads one ascending stream rather than each panel's scales and quants — four streams (the Q4_0
+// mix decoded 6–16 % faster, the Q6_K mix 4–13 %: docs/ops.md, "one stream a thread"). Panels 2P
+// and 2P+1 share the 2·panel_bytes() from panel(2P) (an odd last panel has an unused partner);
+// block b of the pair takes PairLayout::block() bytes from b·block(): panel 2P's scale entry (as
+// above), panel 2P+1's, panel 2P's quants, panel 2P+1's (kQ8_0Pairs, kQ4_0Pairs, kQ6_KPairs).
 // Activations: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL take BlockQ8A rows (32 values, Σx stored, so the integer dot is
 // recovered exactly); Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS take quant::BlockQ8_K rows (256 values, 16-value sums).
 //
@@ -117,7 +117,8 @@ struct PairLayout {
 inline constexpr PairLayout kQ4_0Pairs{2 * kPanelRows, 4 * kPanelGroupBytes};       // 576 bytes a block
 inline constexpr PairLayout kQ8_0Pairs{2 * kPanelRows, 8 * kPanelGroupBytes};      // 1088 bytes a block
 inline constexpr PairLayout kQ6_KPairs{kPanelQ6KScaleBytes, kPanelQ6KQuantBytes};  // 6720 bytes a block
-static_assert(kQ4_0Pairs.block() % 64 == 0 && kQ8_0Pairs.block() % 64 == 0 && kQ6_KPairs.block() % 64 == 0 && (2 * kPanelQ6KScaleBytes) % 64 == 0);
+static_assert(kQ4_0Pairs.block() % 64 == 0 && kQ8_0Pairs.block() % 64 == 0 && kQ6_KPairs.block() % 64 == 0 &&
+              (2 * kPanelQ6KScaleBytes) % 64 == 0);  // every pair's quants 64-byte aligned
 
 class QPanels {
  public:

@@ -221,7 +221,8 @@ void tile_pair32(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const 
           _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(kPairs.scales(panels, b, c))));
 #pragma GCC unroll 8
       for (int i = 0; i < RX; ++i) {
-        const __m512 p = _mm512_cvtepi32_ps(_mm512_sub_epi32(s[i][c], _mm512_set1_epi32((Q4 ? 8 : 128) * xr[i][b].sum)));
+        const __m512i corr = _mm512_set1_epi32((Q4 ? 8 : 128) * xr[i][b].sum);  // Σ (w + zero)·x − zero·Σx
+        const __m512 p = _mm512_cvtepi32_ps(_mm512_sub_epi32(s[i][c], corr));
         acc[i][c] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(xr[i][b].d)), p, acc[i][c]);
       }
     }
