@@ -59,6 +59,15 @@ inline NextBlock next_block(const uint8_t* panels, int64_t pb, int64_t sb, int64
     for (int c = 0; c < NP; ++c) prefetch_lines(panels + (NP + c) * pb + (a - nb) * scale_bytes, scale_bytes);
   return {panels + NP * pb + sb + (a - nb) * quant_bytes};
 }
+// For the panel types stored in pairs (ops/qpanels.h: a pair's blocks of block_bytes one after
+// another, the next pair pair_bytes on): where block a of the pair at `pair` starts — past the pair's
+// last block (nb blocks), the next pair's, i.e. the next tile's — or null past that one too.
+inline const uint8_t* pair_block_ahead(const uint8_t* pair, int64_t pair_bytes, int64_t block_bytes, int64_t nb,
+                                       int64_t a) {
+  if (a < nb) return pair + a * block_bytes;
+  if (a - nb < nb) return pair + pair_bytes + (a - nb) * block_bytes;
+  return nullptr;
+}
 // Part `part` of `parts` of the block at n, for every panel of the tile.
 template <int NP>
 inline void prefetch_part(const NextBlock& n, int64_t pb, int64_t quant_bytes, int part, int parts) {

@@ -42,18 +42,22 @@ inline int32_t quant_q5(const uint8_t* q, int r, int e) {
 }
 inline int32_t weight_q5_0(const uint8_t* q, int r, int e) { return quant_q5(q, r, e) - 16; }
 
-// One output of a Q8_0 / Q4_0 panel: row r of `panel` against activation row x (nb blocks).
+// One block of a 32-element type (Q8_0, Q4_0, Q5_0, IQ4_NL): row r's scales d[16] at s and quants
+// at q against the activation block xb, added to acc.
+template <int32_t (*Weight)(const uint8_t*, int, int)>
+float block_32(float acc, const uint8_t* s, const uint8_t* q, int r, const BlockQ8A& xb) {
+  uint16_t dh;
+  std::memcpy(&dh, s + 2 * r, 2);
+  int32_t p = 0;
+  for (int e = 0; e < quant::kQK; ++e) p += Weight(q, r, e) * xb.qs[e];
+  return std::fma(f16_to_f32(dh) * xb.d, float(p), acc);
+}
+// One output of a 32-element panel: row r of `panel` against activation row x (nb blocks).
 template <int32_t (*Weight)(const uint8_t*, int, int), int64_t QuantBytes>
 float output_32(int64_t nb, const uint8_t* panel, int64_t scale_bytes, int r, const BlockQ8A* x) {
   float acc = 0.0f;
-  for (int64_t b = 0; b < nb; ++b) {
-    uint16_t dh;
-    std::memcpy(&dh, panel + (b * kPanelRows + r) * 2, 2);
-    const uint8_t* q = panel + scale_bytes + b * QuantBytes;
-    int32_t p = 0;
-    for (int e = 0; e < quant::kQK; ++e) p += Weight(q, r, e) * x[b].qs[e];
-    acc = std::fma(f16_to_f32(dh) * x[b].d, float(p), acc);
-  }
+  for (int64_t b = 0; b < nb; ++b)
+    acc = block_32<Weight>(acc, panel + b * kPanelRows * 2, panel + scale_bytes + b * QuantBytes, r, x[b]);
   return acc;
 }
 
@@ -231,14 +235,8 @@ void tile_scalar(int64_t nb, const uint8_t* panels, int64_t panel_bytes, int64_t
 template <int32_t (*Weight)(const uint8_t*, int, int), const PairLayout* Pairs>
 float output_32_pair(int64_t nb, const uint8_t* pair, int c, int r, const BlockQ8A* x) {
   float acc = 0.0f;
-  for (int64_t b = 0; b < nb; ++b) {
-    uint16_t dh;
-    std::memcpy(&dh, Pairs->scales(pair, b, c) + 2 * r, 2);
-    const uint8_t* q = Pairs->quants(pair, b, c);
-    int32_t p = 0;
-    for (int e = 0; e < quant::kQK; ++e) p += Weight(q, r, e) * x[b].qs[e];
-    acc = std::fma(f16_to_f32(dh) * x[b].d, float(p), acc);
-  }
+  for (int64_t b = 0; b < nb; ++b)
+    acc = block_32<Weight>(acc, Pairs->scales(pair, b, c), Pairs->quants(pair, b, c), r, x[b]);
   return acc;
 }
 float output_q6_k_pair(int64_t nb, const uint8_t* pair, int c, int r, const quant::BlockQ8_K* x) {
@@ -571,19 +569,17 @@ void QPanels::unpack(void* data) const {
   auto* dst = static_cast<uint8_t*>(data);
   const Geometry g = geometry(type_);
   const int64_t nb = blocks();
+  const PairLayout& pl = pair_layout(type_);  // for the paired types
   for (int64_t j = 0; j < n_; ++j) {
     const int64_t pn = j / kPanelRows;
-    const uint8_t* p = panel(pn);
-    const int r = int(j % kPanelRows);
+    const int r = int(j % kPanelRows), c = int(pn % 2);
+    const uint8_t* p = panel(paired(type_) ? pn - c : pn);
     for (int64_t b = 0; b < nb; ++b) {
       uint8_t* blk = dst + (j * nb + b) * g.gguf_bytes;
-      if (paired(type_)) {
-        const uint8_t* pair = panel(pn - pn % 2);
-        const PairLayout& pl = pair_layout(type_);
-        get_block(type_, pl.scales(pair, b, int(pn % 2)), pl.quants(pair, b, int(pn % 2)), r, blk);
-      } else {
+      if (paired(type_))
+        get_block(type_, pl.scales(p, b, c), pl.quants(p, b, c), r, blk);
+      else
         get_block(type_, p + b * g.scale_bytes, p + scale_bytes_ + b * block_bytes_, r, blk);
-      }
     }
   }
 }

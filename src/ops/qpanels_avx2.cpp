@@ -296,7 +296,7 @@ void tile_q6_k_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, in
     const uint8_t* q = kQ6_KPairs.quants(panels, b, int(sb));
     const uint8_t* s = kQ6_KPairs.scales(panels, b, int(sb));
     const int8_t* xq = xr[b].qs;
-    const uint8_t* next = b + 1 < nb ? kQ6_KPairs.scales(panels, b + 1, 0) : panels + 2 * pb;
+    const uint8_t* next = pair_block_ahead(panels, 2 * pb, kQ6_KPairs.block(), nb, b + 1);  // never null
 #pragma GCC unroll 1
     for (int h = 0; h < H; ++h) {
       const uint8_t* qh0 = q + half_offset(h, kQC);
@@ -477,7 +477,7 @@ void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
   const __m256i m4 = _mm256_set1_epi8(15), m10 = _mm256_set1_epi8(0x10), ones = _mm256_set1_epi16(1);
 
   // Half h's quants and scales of block b. Q4_0 (panels in pairs, qpanels.h): `panels` is the pair
-  // and `sb` the index in it (0 or 1) of the tile's first panel (dispatch_pair).
+  // and `sb` the index in it (0 or 1) of the tile's first panel (dispatch).
   const auto quants = [&](int64_t b, int h) {
     if constexpr (T == Legacy::kQ4_0) return kQ4_0Pairs.quants(panels, b, int(sb) + h / 2) + (h % 2) * 32;
     return panels + sb + b * kQuantBytes + half_offset(h, pb);
@@ -685,42 +685,28 @@ using TileFn = void (*)(int64_t, const uint8_t*, int64_t, int64_t, int, const ui
 // A PanelTileFn from the (rows, panels) kernels: RX·NP <= 2 keeps a tile's accumulators in the 16
 // ymm registers. One activation row takes both panels at once; more rows go two at a time, panel by
 // panel. Each output is computed by the same operations whichever kernel shape covers it.
-template <TileFn K11, TileFn K12, TileFn K21>
+template <TileFn K11, TileFn K12, TileFn K21, bool Paired = false>
 void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
               const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
+  // Paired types (Q8_0, Q4_0, Q6_K: panels in pairs, qpanels.h): a tile gets the pair and, as its
+  // scale_bytes argument, the index in the pair of its first panel.
   if (nx == 1) {
-    (np == 2 ? K12 : K11)(nb, panels, pb, sb, ncol, x, xs, y, ys);
+    (np == 2 ? K12 : K11)(nb, panels, pb, Paired ? 0 : sb, ncol, x, xs, y, ys);
     return;
   }
   for (int c = 0; c < np; ++c) {
     const int nc = ncol - c * kPanelRows < kPanelRows ? ncol - c * kPanelRows : kPanelRows;
     for (int i = 0; i < nx; i += 2)
-      (nx - i >= 2 ? K21 : K11)(nb, panels + c * pb, pb, sb, nc, x + i * xs, xs,
+      (nx - i >= 2 ? K21 : K11)(nb, Paired ? panels : panels + c * pb, pb, Paired ? c : sb, nc, x + i * xs, xs,
                                 y + i * ys + c * kPanelRows, ys);
   }
 }
 
-// The paired types' PanelTileFn (Q4_0, Q6_K: panels in pairs, qpanels.h): as dispatch, each tile
-// given the pair and, as its scale_bytes argument, the index in the pair of its first panel.
-template <TileFn K11, TileFn K12, TileFn K21>
-void dispatch_pair(int64_t nb, const uint8_t* pair, int64_t pb, int64_t, int np, int ncol, const uint8_t* x,
-                   int64_t xs, int nx, float* y, int64_t ys) {
-  if (nx == 1) {
-    (np == 2 ? K12 : K11)(nb, pair, pb, 0, ncol, x, xs, y, ys);
-    return;
-  }
-  for (int c = 0; c < np; ++c) {
-    const int nc = ncol - c * kPanelRows < kPanelRows ? ncol - c * kPanelRows : kPanelRows;
-    for (int i = 0; i < nx; i += 2)
-      (nx - i >= 2 ? K21 : K11)(nb, pair, pb, c, nc, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
-  }
-}
-
 const PanelKernels kTable = {
-    dispatch_pair<tile_q8_0<1, 1>, tile_q8_0<1, 2>, tile_q8_0<2, 1>>,
-    dispatch_pair<tile_legacy<Legacy::kQ4_0, 1, 1>, tile_legacy<Legacy::kQ4_0, 1, 2>, tile_legacy<Legacy::kQ4_0, 2, 1>>,
+    dispatch<tile_q8_0<1, 1>, tile_q8_0<1, 2>, tile_q8_0<2, 1>, true>,
+    dispatch<tile_legacy<Legacy::kQ4_0, 1, 1>, tile_legacy<Legacy::kQ4_0, 1, 2>, tile_legacy<Legacy::kQ4_0, 2, 1>, true>,
     dispatch<tile_q45_k<false, 1, 1>, tile_q45_k<false, 1, 2>, tile_q45_k<false, 2, 1>>,
-    dispatch_pair<tile_q6_k_row<1>, tile_q6_k_row<2>, tile_q6_k<2, 1>>,
+    dispatch<tile_q6_k_row<1>, tile_q6_k_row<2>, tile_q6_k<2, 1>, true>,
     dispatch<tile_q45_k<true, 1, 1>, tile_q45_k<true, 1, 2>, tile_q45_k<true, 2, 1>>,
     dispatch<tile_iq4_nl<1, 1>, tile_iq4_nl<1, 2>, tile_iq4_nl<2, 1>>,
     dispatch<tile_iq4_xs<1, 1>, tile_iq4_xs<1, 2>, tile_iq4_xs<2, 1>>,

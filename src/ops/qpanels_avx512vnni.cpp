@@ -183,11 +183,8 @@ void tile_pair32(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const 
   constexpr int64_t kAhead = blocks_ahead(kPairs.block());
   for (int64_t b = 0; b < nb; ++b) {
     if (RX == 1) {
-      const int64_t a = b + kAhead;
-      if (a < nb)
-        prefetch_bytes(panels + a * kPairs.block(), kPairs.block());
-      else if (a - nb < nb)
-        prefetch_bytes(panels + 2 * pb + (a - nb) * kPairs.block(), kPairs.block());
+      if (const uint8_t* ahead = pair_block_ahead(panels, 2 * pb, kPairs.block(), nb, b + kAhead))
+        prefetch_bytes(ahead, kPairs.block());
     }
     __m512i s[RX][NP];
     zero(s);
@@ -588,7 +585,7 @@ void tile_q6_k_one_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t, i
     // block (past the pair's last: the next pair's first, the next tile's) is asked for in quarters.
     const uint8_t* q = kQ6_KPairs.quants(panels, b, 0);
     const uint8_t* sc = kQ6_KPairs.scales(panels, b, 0);
-    const uint8_t* next = b + 1 < nb ? kQ6_KPairs.scales(panels, b + 1, 0) : panels + 2 * pb;
+    const uint8_t* next = pair_block_ahead(panels, 2 * pb, kQ6_KPairs.block(), nb, b + 1);  // never null
     const int8_t* xq = xb[b].qs;
     __m512i tsum[NP];
     for (int c = 0; c < NP; ++c) tsum[c] = _mm512_setzero_si512();

@@ -658,38 +658,26 @@ struct Legacy {
   };
 };
 
-// The paired types' PanelTileFn (Q4_0, Q6_K: panels in pairs, qpanels.h): as dispatch, each panel
-// addressed as its pair and, as the scale_bytes argument, its index in the pair.
-template <template <int> class Rows>
-void dispatch_pair(int64_t nb, const uint8_t* pair, int64_t, int64_t, int np, int ncol, const uint8_t* x,
-                   int64_t xs, int nx, float* y, int64_t ys) {
-  for (int c = 0; c < np; ++c) {
-    const int cols = ncol - c * kPanelRows;
-    for (int i = 0; i < nx; i += 2) {
-      if (nx - i >= 2)
-        Rows<2>::run(nb, pair, c, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
-      else
-        Rows<1>::run(nb, pair, c, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
-    }
-  }
-}
-
-// A PanelTileFn: panel by panel, activation rows two at a time.
-template <template <int> class Rows>
+// A PanelTileFn: panel by panel, activation rows two at a time. Paired types (Q8_0, Q4_0, Q6_K:
+// panels in pairs, qpanels.h): each panel addressed as its pair and, as the scale_bytes argument,
+// its index in the pair.
+template <template <int> class Rows, bool Paired = false>
 void dispatch(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int np, int ncol,
               const uint8_t* x, int64_t xs, int nx, float* y, int64_t ys) {
   for (int c = 0; c < np; ++c) {
     const int cols = ncol - c * kPanelRows;
+    const uint8_t* p = Paired ? panels : panels + c * pb;
+    const int64_t s = Paired ? c : sb;
     for (int i = 0; i < nx; i += 2) {
       if (nx - i >= 2)
-        Rows<2>::run(nb, panels + c * pb, sb, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
+        Rows<2>::run(nb, p, s, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
       else
-        Rows<1>::run(nb, panels + c * pb, sb, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
+        Rows<1>::run(nb, p, s, cols, x + i * xs, xs, y + i * ys + c * kPanelRows, ys);
     }
   }
 }
 
-const PanelKernels kTable = {dispatch_pair<Q8_0Rows>,   dispatch_pair<Q4_0Rows>,   dispatch<Q4_KRows>,  dispatch_pair<Q6_KRows>,
+const PanelKernels kTable = {dispatch<Q8_0Rows, true>,   dispatch<Q4_0Rows, true>,   dispatch<Q4_KRows>,  dispatch<Q6_KRows, true>,
                              dispatch<Q5_KRows>,   dispatch<IQ4_NLRows>, dispatch<IQ4_XSRows>,
                              dispatch<Legacy<Kind32::kQ4_1>::Rows>, dispatch<Legacy<Kind32::kQ5_0>::Rows>,
                              dispatch<Legacy<Kind32::kQ5_1>::Rows>, dispatch<Q2_KRows>, dispatch<Q3_KRows>};
