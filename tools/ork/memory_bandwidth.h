@@ -1,7 +1,8 @@
 // The memory references `ork bench` puts beside the decode's weight bandwidth: the machine's copy
-// and read bandwidth, measured with the engine's threads on buffers far larger than any cache, each
-// thread one contiguous slice it touched first; every figure is the best of its timed passes after
-// one warm-up pass (as STREAM reports: the best pass is the least disturbed by other processes).
+// and read bandwidth, measured with the engine's threads on buffers far larger than any cache (the
+// copy: each thread one contiguous slice it touched first; the read: split as a decode loop splits
+// its weights, sum_in_parts); every figure is the best of its timed passes after one warm-up pass
+// (as STREAM reports: the best pass is the least disturbed by other processes).
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,13 @@ uint64_t sum_words(const uint64_t* __restrict p, size_t n);
 // best of `passes` copies of `bytes` (allocated and freed here).
 double copy_bandwidth_gbs(ThreadPool& pool, size_t bytes, int passes);
 
+// The sum of p[0 .. n) read on every thread of `pool` the way a decode loop reads its weights
+// (ops::matmul_qpanels, m = 1): one contiguous part a thread, claimed front to back in pieces of
+// kReadPieceBytes, whose last pieces shrink to kReadTailBytes, a thread done early taking pieces
+// from the back of the others' parts (PartClaims). Every word is read once; with one thread, in order.
+inline constexpr size_t kReadPieceBytes = 128 << 10, kReadTailBytes = 16 << 10;
+uint64_t sum_in_parts(ThreadPool& pool, const uint64_t* p, size_t n);
+
 // Memory read bandwidth (what a decode step does with the weights), GB/s of bytes read. The buffer
 // is allocated and first touched once, so the probe can be repeated between timed tests — on a
 // shared machine the read rate drifts over seconds, and a decode is best compared with the rate
@@ -27,7 +35,7 @@ double copy_bandwidth_gbs(ThreadPool& pool, size_t bytes, int passes);
 class ReadProbe {
  public:
   ReadProbe(ThreadPool& pool, size_t bytes);
-  // Best of `passes` timed reads of the whole buffer after one untimed pass.
+  // Best of `passes` timed reads of the whole buffer (sum_in_parts) after one untimed pass.
   double gbs(int passes);
 
  private:

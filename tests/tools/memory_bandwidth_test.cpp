@@ -1,0 +1,32 @@
+// `ork bench`'s read probe: sum_in_parts reads every word of the buffer exactly once, whatever the
+// thread count and however the length falls against its 4 KiB items and pieces.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "ork/memory_bandwidth.h"
+
+namespace ork::cli {
+namespace {
+
+// Word w holds w + 1, so a skipped word or one read twice changes the sum.
+uint64_t expected_sum(size_t n) { return uint64_t(n) * uint64_t(n + 1) / 2; }
+
+TEST(ReadProbe, SumInPartsReadsEveryWordOnceWithThreads) {
+  // Lengths: under one 4 KiB item (512 words), items with a ragged end, a few 128 KiB pieces
+  // (16 384 words) with a ragged end, and exactly whole pieces.
+  for (const size_t n : {size_t(1), size_t(7), size_t(513), size_t(3 * 512 + 17), size_t(5 * 16384 + 999),
+                         size_t(8 * 16384)}) {
+    std::vector<uint64_t> buf(n);
+    for (size_t w = 0; w < n; ++w) buf[w] = w + 1;
+    for (const int threads : {1, 2, 3}) {
+      ThreadPool pool(threads);
+      EXPECT_EQ(sum_in_parts(pool, buf.data(), n), expected_sum(n)) << n << " words, " << threads << " threads";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ork::cli
