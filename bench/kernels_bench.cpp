@@ -199,9 +199,10 @@ BENCHMARK(BM_QPanelsModelDecode)
 // The memory side of the decode tiles alone, no arithmetic but a sum: every thread of the pool reads
 // its share of a 256 MiB buffer as `streams` interleaved streams (its share cut into that many
 // contiguous parts), 2 KiB of each in turn — one panel's quants of a Q4_K block — with the tiles'
-// software prefetch 4 KiB ahead in each stream (prefetch 1) or none (0). streams 1 is how the read
-// probe of `ork bench` reads (its sum_words here too); a decode tile of two panels reads four
-// streams (two panels' quants and scales). GB/s of the buffer.
+// software prefetch 4 KiB ahead in each stream (prefetch 1) or none (0). streams 1 is one stream a
+// thread, as `ork bench`'s read probe reads (its sum_words here too; the probe also lets a thread
+// done early take the other's last pieces); a decode tile of an unpaired type's two panels reads
+// four streams (two panels' quants and scales). GB/s of the buffer.
 void BM_ReadStreams(benchmark::State& state) {
   const int64_t streams = state.range(0);
   const bool prefetch = state.range(1) != 0;
