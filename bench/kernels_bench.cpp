@@ -144,10 +144,10 @@ BENCHMARK(BM_QPanelsHot)
 
 // Decode through a whole model's matmuls, as the forward pass issues them at M = 1: the linears of
 // the 150 M-parameter llama of issue 20 (6 layers of Q/K/V and gate/up as groups, O and down alone,
-// then the output), each its own packed copy, 93 M weights in all — or the same with 24 layers
-// (325 M), a model larger than the development VM's 32 MiB last-level cache allows to matter: at 6
-// layers (58–85 MiB packed) a part of each step's reads still hit it. Every call starts cold, as in a
-// decode step. args: type, layers. GB/s counts the packed bytes read.
+// then the output), each its own packed copy, 93 M weights in all, or the same with 24 layers (325 M).
+// Every call starts cold, as in a decode step; at 6 layers (58–85 MiB packed) a part of each step's
+// reads still hits the development VM's 32 MiB last-level cache, at 24 (175–266 MiB) hardly any: the
+// DRAM-bound case of a larger model. args: type, layers. GB/s counts the packed bytes read.
 void BM_QPanelsModelDecode(benchmark::State& state) {
   const auto type = quant::Type(state.range(0));
   const int64_t embd = 1024, ff = 2816, vocab = 32000, layers = state.range(1);
