@@ -70,6 +70,22 @@ inline void add_group(__m512i (&s)[RX][NP], const __m512i (&w)[NP], const BlockQ
   }
 }
 
+// s += the dots of one 32-element block stored as nibbles (Q4_0, IQ4_NL, Q4_1, Q5_0, Q5_1): byte
+// group g of each panel holds elements 4g.. in its low nibbles and 16+4g.. in its high ones;
+// weights(c, g, lo, hi) sets panel c's weights of group g as the unsigned bytes vpdpbusd takes.
+template <int RX, int NP, typename Weights>
+__attribute__((always_inline)) inline void add_nibble_groups(__m512i (&s)[RX][NP], const BlockQ8A* const (&xr)[RX],
+                                                             int64_t b, Weights weights) {
+#pragma GCC unroll 4
+  for (int g = 0; g < 4; ++g) {
+    __m512i lo[NP], hi[NP];
+#pragma GCC unroll 8
+    for (int c = 0; c < NP; ++c) weights(c, g, lo[c], hi[c]);
+    add_group<RX, NP>(s, lo, xr, b, 4 * g);
+    add_group<RX, NP>(s, hi, xr, b, 16 + 4 * g);
+  }
+}
+
 // tsum[i][c] += (p[i][c] − zero·Σx_sub)·sc_c[sub] in exact int32, for the K types whose scale region
 // holds int8 sub-block scales at sc + 32 + 16·sub of each panel (Q3_K, Q6_K).
 template <int RX, int NP>
@@ -133,21 +149,13 @@ void tile_iq4_nl(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
     }
     __m512i s[RX][NP];
     zero(s);
-    // Byte group g holds elements 4g.. (low nibbles) and 16+4g.. (high nibbles).
     const uint8_t* q = panels + sb + b * 4 * kPanelGroupBytes;
     const __m512i m4 = _mm512_set1_epi8(15);
-#pragma GCC unroll 4
-    for (int g = 0; g < 4; ++g) {
-      __m512i lo[NP], hi[NP];
-#pragma GCC unroll 8
-      for (int c = 0; c < NP; ++c) {
-        const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + g * kPanelGroupBytes));
-        lo[c] = _mm512_shuffle_epi8(grid, _mm512_and_si512(v, m4));
-        hi[c] = _mm512_shuffle_epi8(grid, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
-      }
-      add_group<RX, NP>(s, lo, xr, b, 4 * g);
-      add_group<RX, NP>(s, hi, xr, b, 16 + 4 * g);
-    }
+    add_nibble_groups<RX, NP>(s, xr, b, [&](int c, int g, __m512i& lo, __m512i& hi) __attribute__((always_inline)) {
+      const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + g * kPanelGroupBytes));
+      lo = _mm512_shuffle_epi8(grid, _mm512_and_si512(v, m4));
+      hi = _mm512_shuffle_epi8(grid, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
+    });
     __m512 dw[NP];
     #pragma GCC unroll 8
     for (int c = 0; c < NP; ++c)
@@ -189,19 +197,12 @@ void tile_pair32(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const 
     __m512i s[RX][NP];
     zero(s);
     if constexpr (Q4) {
-#pragma GCC unroll 4
-      for (int g = 0; g < 4; ++g) {  // byte group g: elements 4g.. (low nibbles) and 16+4g.. (high)
-        __m512i lo[NP], hi[NP];
-#pragma GCC unroll 8
-        for (int c = 0; c < NP; ++c) {
-          const __m512i v =
-              _mm512_load_si512(reinterpret_cast<const void*>(kPairs.quants(panels, b, c) + g * kPanelGroupBytes));
-          lo[c] = _mm512_and_si512(v, m4);
-          hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-        }
-        add_group<RX, NP>(s, lo, xr, b, 4 * g);
-        add_group<RX, NP>(s, hi, xr, b, 16 + 4 * g);
-      }
+      add_nibble_groups<RX, NP>(s, xr, b, [&](int c, int g, __m512i& lo, __m512i& hi) __attribute__((always_inline)) {
+        const __m512i v =
+            _mm512_load_si512(reinterpret_cast<const void*>(kPairs.quants(panels, b, c) + g * kPanelGroupBytes));
+        lo = _mm512_and_si512(v, m4);
+        hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+      });
     } else {
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {  // byte group g: elements 4g .. 4g+3, each quant + 128
@@ -248,23 +249,16 @@ void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
     __m512i s[RX][NP];
     zero(s);
     const uint8_t* q = panels + sb + b * kQuantBytes;
-#pragma GCC unroll 4
-    for (int g = 0; g < 4; ++g) {
-      __m512i lo[NP], hi[NP];
-#pragma GCC unroll 8
-      for (int c = 0; c < NP; ++c) {
-        const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + g * kPanelGroupBytes));
-        lo[c] = _mm512_and_si512(v, m4);
-        hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-        if constexpr (kQ5) {
-          const __m512i h = _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + 4 * kPanelGroupBytes));
-          lo[c] = _mm512_or_si512(lo[c], _mm512_and_si512(_mm512_slli_epi16(h, unsigned(4 - g)), m10));
-          hi[c] = _mm512_or_si512(hi[c], _mm512_and_si512(_mm512_srli_epi16(h, unsigned(g)), m10));
-        }
+    add_nibble_groups<RX, NP>(s, xr, b, [&](int c, int g, __m512i& lo, __m512i& hi) __attribute__((always_inline)) {
+      const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + g * kPanelGroupBytes));
+      lo = _mm512_and_si512(v, m4);
+      hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+      if constexpr (kQ5) {
+        const __m512i h = _mm512_load_si512(reinterpret_cast<const void*>(q + c * pb + 4 * kPanelGroupBytes));
+        lo = _mm512_or_si512(lo, _mm512_and_si512(_mm512_slli_epi16(h, unsigned(4 - g)), m10));
+        hi = _mm512_or_si512(hi, _mm512_and_si512(_mm512_srli_epi16(h, unsigned(g)), m10));
       }
-      add_group<RX, NP>(s, lo, xr, b, 4 * g);
-      add_group<RX, NP>(s, hi, xr, b, 16 + 4 * g);
-    }
+    });
     __m512 dw[NP], mw[NP];
 #pragma GCC unroll 8
     for (int c = 0; c < NP; ++c) {
