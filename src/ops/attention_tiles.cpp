@@ -34,7 +34,7 @@ void prefetch_kv_rows(const float* f32, const uint16_t* f16, int64_t first, int6
                       int64_t stride) {
   const int64_t es = f32 != nullptr ? 4 : 2;
   const auto* base = f32 != nullptr ? reinterpret_cast<const uint8_t*>(f32) : reinterpret_cast<const uint8_t*>(f16);
-  for (int64_t r = 0; r < rows; ++r) prefetch_lines(base + (first + r * stride) * es, width * es);
+  for (int64_t r = 0; r < rows; ++r) prefetch_lines<PrefetchInto::kL1>(base + (first + r * stride) * es, width * es);
 }
 
 // A row's scores [first, last] soft-capped (softcap > 0) and softmaxed, its output zeroed for the

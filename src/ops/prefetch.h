@@ -9,18 +9,35 @@ namespace ork::ops {
 
 inline constexpr int64_t kCacheLineBytes = 64;
 
-// Asks for every cache line of [p, p + bytes) into all cache levels, for reading (prefetcht0 on
-// x86-64, prfm pldl1keep on aarch64).
+// Which caches a prefetch fills. kL2 (prefetcht1 on x86-64, prfm pldl2keep on aarch64): the second
+// level and beyond, not L1 — for the decode tiles' weight streams, read once and asked for
+// kilobytes ahead. A prefetcht0 holds one of the core's few L1 miss buffers for the whole DRAM
+// latency; with the L2 hint the 24-layer decode's matmuls ran Q8_0 × 1.12–1.44, Q4_0 × 1.06–1.08,
+// Q4_K / Q5_K × 1.04 faster on the AVX-512 VNNI machine of docs/ops.md (AVX2 tiles: Q8_0 × 1.48,
+// Q6_K × 1.58) — an in-process A/B, docs/ops.md "sixth session". kL1 (prefetcht0, prfm pldl1keep):
+// every level — for data read right after it is asked for (a block's KV rows), and for the AVX-512
+// VNNI Q6_K tile, which measured × 0.96 with the L2 hint.
+enum class PrefetchInto { kL1, kL2 };
+
+// Asks for the cache line holding p, for reading, into the caches kInto names.
+template <PrefetchInto kInto>
+inline void prefetch_line(const void* p) {
+  __builtin_prefetch(p, 0, kInto == PrefetchInto::kL1 ? 3 : 2);
+}
+
+// Asks for the lines holding p, p + 64, … below p + bytes, as prefetch_line.
+template <PrefetchInto kInto = PrefetchInto::kL2>
 inline void prefetch_bytes(const uint8_t* p, int64_t bytes) {
-  for (int64_t l = 0; l < bytes; l += kCacheLineBytes) __builtin_prefetch(p + l, 0, 3);
+  for (int64_t l = 0; l < bytes; l += kCacheLineBytes) prefetch_line<kInto>(p + l);
 }
 
 // Every cache line [p, p + bytes) touches, whatever p's alignment (a block's scales: 288 or 320 bytes
 // at any offset), as prefetch_bytes.
+template <PrefetchInto kInto = PrefetchInto::kL2>
 inline void prefetch_lines(const uint8_t* p, int64_t bytes) {
   const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t(kCacheLineBytes - 1);
   for (uintptr_t l = first; l < reinterpret_cast<uintptr_t>(p) + uintptr_t(bytes); l += kCacheLineBytes)
-    __builtin_prefetch(reinterpret_cast<const void*>(l), 0, 3);
+    prefetch_line<kInto>(reinterpret_cast<const void*>(l));
 }
 
 // How far ahead of its reads a decode tile asks for each panel's quants: about 4 KiB, i.e. the

@@ -586,7 +586,7 @@ void tile_q6_k_one_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t, i
 #pragma GCC unroll 1
     for (int hh = 0; hh < 4; ++hh) {  // half h = hh / 2; half of each quarter = hh % 2 (l' = 4·half ..)
       const int h = hh / 2, half = hh % 2;
-      prefetch_bytes(next + hh * kPart, kPart);
+      prefetch_bytes<PrefetchInto::kL1>(next + hh * kPart, kPart);
       __m512i p[4][NP];
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k)
