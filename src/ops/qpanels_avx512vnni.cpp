@@ -188,7 +188,10 @@ void tile_pair32(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const 
   const BlockQ8A* xr[RX];
   row_pointers(x, xs, xr);
   const __m512i m4 = _mm512_set1_epi8(15);
-  constexpr int64_t kAhead = blocks_ahead(kPairs.block());
+  // Q8_0 asks twice as far ahead (8 blocks, 8.5 KiB): with the least arithmetic per byte its tile
+  // consumes a pair fastest — × 1.04–1.07 against 4 blocks in an in-process A/B (docs/ops.md, sixth
+  // session); Q4_0 at half its distance measured 0.99–1.07 and stays.
+  constexpr int64_t kAhead = (Q4 ? 1 : 2) * blocks_ahead(kPairs.block());
   for (int64_t b = 0; b < nb; ++b) {
     if (RX == 1) {
       if (const uint8_t* ahead = pair_block_ahead(panels, 2 * pb, kPairs.block(), nb, b + kAhead))
