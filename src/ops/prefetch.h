@@ -11,12 +11,13 @@ inline constexpr int64_t kCacheLineBytes = 64;
 
 // Which caches a prefetch fills. kL2 (prefetcht1 on x86-64, prfm pldl2keep on aarch64): the second
 // level and beyond, not L1 — for the decode tiles' weight streams, read once and asked for
-// kilobytes ahead. A prefetcht0 holds one of the core's few L1 miss buffers for the whole DRAM
-// latency; with the L2 hint the 24-layer decode's matmuls ran Q8_0 × 1.12–1.44, Q4_0 × 1.06–1.08,
-// Q4_K / Q5_K × 1.04 faster on the AVX-512 VNNI machine of docs/ops.md (AVX2 tiles: Q8_0 × 1.48,
-// Q6_K × 1.58) — an in-process A/B, docs/ops.md "sixth session". kL1 (prefetcht0, prfm pldl1keep):
-// every level — for data read right after it is asked for (a block's KV rows), and for the AVX-512
-// VNNI Q6_K tile, which measured × 0.96 with the L2 hint.
+// kilobytes ahead. With the L2 hint the 24-layer decode's matmuls ran Q8_0 × 1.12–1.44, Q4_0
+// × 1.06–1.08, Q4_K / Q5_K × 1.04 faster (AVX2 tiles: Q8_0 × 1.48, Q6_K × 1.58) on an AVX-512 VNNI
+// VM whose memory read at 30–36 GB/s, and × 0.99–1.00 on one reading at 55–76 (in-process A/Bs,
+// docs/ops.md, "sixth session" and "fifth session") — likely because a prefetcht0 that misses holds
+// one of the core's few L1 miss buffers for the whole DRAM latency. kL1 (prefetcht0, prfm
+// pldl1keep): every level — for data read right after it is asked for (a block's KV rows), and for
+// the AVX-512 VNNI Q6_K tile, which measured × 0.87–1.00 with the L2 hint.
 enum class PrefetchInto { kL1, kL2 };
 
 // Asks for the cache line holding p, for reading, into the caches kInto names.
@@ -25,10 +26,11 @@ inline void prefetch_line(const void* p) {
   __builtin_prefetch(p, 0, kInto == PrefetchInto::kL1 ? 3 : 2);
 }
 
-// Asks for the lines holding p, p + 64, … below p + bytes, as prefetch_line.
+// Asks for the lines holding p, p + step, … below p + bytes, as prefetch_line: every line with the
+// default step, every n-th with step n·64 (the rest left to the hardware prefetcher).
 template <PrefetchInto kInto = PrefetchInto::kL2>
-inline void prefetch_bytes(const uint8_t* p, int64_t bytes) {
-  for (int64_t l = 0; l < bytes; l += kCacheLineBytes) prefetch_line<kInto>(p + l);
+inline void prefetch_bytes(const uint8_t* p, int64_t bytes, int64_t step = kCacheLineBytes) {
+  for (int64_t l = 0; l < bytes; l += step) prefetch_line<kInto>(p + l);
 }
 
 // Every cache line [p, p + bytes) touches, whatever p's alignment (a block's scales: 288 or 320 bytes
@@ -45,6 +47,7 @@ inline void prefetch_lines(const uint8_t* p, int64_t bytes) {
 // for the K types, 256 B for Q4_0) left DRAM latency exposed: kernels_bench BM_QPanelsModelDecode
 // on the AVX-512 VNNI machine of docs/ops.md gained 10–25 % for Q4_0, Q4_K, Q5_K and IQ4_XS at
 // 4 KiB, nothing more at 8 KiB. The Q6_K tiles stay at one block (3 KiB): two measured slower.
+// The AVX-512 VNNI Q8_0 tile asks twice as far (8.5 KiB; its comment has the figures).
 inline constexpr int64_t kPrefetchAheadBytes = 4096;
 constexpr int64_t blocks_ahead(int64_t quant_bytes) {
   return (kPrefetchAheadBytes + quant_bytes - 1) / quant_bytes;

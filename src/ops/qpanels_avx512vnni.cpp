@@ -199,7 +199,7 @@ void tile_pair32(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const 
   for (int64_t b = 0; b < nb; ++b) {
     if (RX == 1) {
       if (const uint8_t* ahead = pair_block_ahead(panels, 2 * pb, kPairs.block(), nb, b + kAhead))
-        for (int64_t l = 0; l < kPairs.block(); l += kLineStep) prefetch_line<PrefetchInto::kL2>(ahead + l);
+        prefetch_bytes(ahead, kPairs.block(), kLineStep);
     }
     __m512i s[RX][NP];
     zero(s);
