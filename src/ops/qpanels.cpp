@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/fp16.h"
 #include "core/part_claims.h"
+#include "ops/qpanels_two_tiles.h"
 #include "quant/blocks.h"
 
 namespace ork::ops {
@@ -613,6 +614,15 @@ PanelTileFn panel_kernel(quant::Type type, Isa isa) {
   }
 }
 
+PanelTileFn panel_two_tiles_kernel(quant::Type type, Isa isa) {
+  const PanelKernels* k = isa == Isa::kAvx512Vnni && isa_supported(isa) ? panel_two_tiles_avx512vnni() : nullptr;
+  if (k == nullptr) return nullptr;
+  switch (type) {
+    case quant::Type::Q8_0: return k->q8_0;
+    default: return nullptr;
+  }
+}
+
 Isa best_panel_isa(quant::Type type) {
   ORK_CHECK(QPanels::supports(type), "ops::best_panel_isa: no panel layout for ", quant::traits(type).name);
   const std::vector<Isa> isas = supported_isas();
@@ -631,12 +641,14 @@ ActFormat act_format(const QPanels& w) {
   return w.block_elems() == quant::kQK_K ? ActFormat::kQ8K : ActFormat::kQ8A;
 }
 
-// One weight of a panel matmul: its kernel, the tiles it spans and where its outputs go.
+// One weight of a panel matmul: its kernel, the tiles it spans and where its outputs go; two_tiles
+// its decode kernel over two consecutive tiles (qpanels_two_tiles.h), or null.
 struct PanelJob {
   const QPanels* w;
   PanelTileFn fn;
   float* y;
   int64_t n_tiles;
+  PanelTileFn two_tiles = nullptr;
 };
 
 // Weight bytes a decode (M = 1) piece covers: a few microseconds of one thread's reading here, so a
@@ -656,8 +668,10 @@ constexpr int64_t kDecodeTailDivisor = 8;
 // so the loop is a memory stream: each thread gets one contiguous part of the tiles (equal weight
 // bytes, so a group of a Q4_K and a Q6_K weight splits evenly) and claims it front to back in
 // pieces of about kDecodePieceBytes (PartClaims), so it reads one ascending stream whose prefetch
-// runs on into its next piece; a thread done early takes pieces from the back of the others'
-// parts (a late or slower core, an RK3588's A55 beside its A76 when unpinned). Each output is
+// runs on into its next piece (two consecutive tiles at once, two streams, for a weight whose ISA
+// has a two-tile kernel: qpanels_two_tiles.h; its pieces then hold an even number of tiles); a
+// thread done early takes pieces from the back of the others' parts (a late or slower core, an
+// RK3588's A55 beside its A76 when unpinned). Each output is
 // computed by one tile call either way, with the same operations: the results are the same bits.
 void run_panel_jobs(ThreadPool& pool, std::span<const PanelJob> jobs, const uint8_t* act, int64_t xs, int64_t m) {
   int64_t total = 0;
@@ -684,8 +698,31 @@ void run_panel_jobs(ThreadPool& pool, std::span<const PanelJob> jobs, const uint
       }
     }
   };
-  if (m > 1 || pool.size() == 1) {
+  // Tasks [begin, end) one tile each, consecutive tiles of one weight in twos where it has a
+  // two-tile kernel (the same operations per output: the same bits).
+  const auto run_decode_tasks = [&](int64_t begin, int64_t end) {
+    size_t ji = 0;
+    int64_t first = 0;  // the first task of jobs[ji]
+    for (int64_t task = begin; task < end;) {
+      while (task >= first + jobs[ji].n_tiles) first += jobs[ji++].n_tiles;
+      const PanelJob& j = jobs[ji];
+      const QPanels& w = *j.w;
+      const int64_t t = task - first;
+      const bool two = j.two_tiles != nullptr && task + 1 < end && t + 1 < j.n_tiles;
+      const int64_t p0 = t * kPanelTileMax;
+      const int np = int(std::min<int64_t>((two ? 2 : 1) * kPanelTileMax, w.panels() - p0));
+      const int ncol = int(std::min<int64_t>(np * kPanelRows, w.n() - p0 * kPanelRows));
+      (two ? j.two_tiles : j.fn)(w.blocks(), w.panel(p0), w.panel_bytes(), w.scale_bytes(), np, ncol, act, xs, 1,
+                                 j.y + p0 * kPanelRows, w.n());
+      task += two ? 2 : 1;
+    }
+  };
+  if (m > 1) {
     pool.parallel_for(total * m_blocks, 1, run_tasks);
+    return;
+  }
+  if (pool.size() == 1) {
+    run_decode_tasks(0, total);
     return;
   }
   // Decode: m_blocks = 1, a task is a tile. Part edges at equal shares of the weights' bytes.
@@ -709,11 +746,17 @@ void run_panel_jobs(ThreadPool& pool, std::span<const PanelJob> jobs, const uint
     first_task += j.n_tiles;
     first_byte += j.n_tiles * tile_bytes;
   }
-  const int64_t piece = std::max<int64_t>(1, kDecodePieceBytes * total / std::max<int64_t>(1, total_bytes));
-  PartClaims claims(bounds, piece, std::max<int64_t>(1, piece / kDecodeTailDivisor));
+  // With a two-tile kernel, pieces of an even number of tiles, so they run two at a time.
+  const bool twos =
+      std::any_of(jobs.begin(), jobs.end(), [](const PanelJob& j) { return j.two_tiles != nullptr; });
+  const auto whole = [&](int64_t tasks) {
+    return twos ? std::max<int64_t>(2, tasks + tasks % 2) : std::max<int64_t>(1, tasks);
+  };
+  const int64_t piece = whole(kDecodePieceBytes * total / std::max<int64_t>(1, total_bytes));
+  PartClaims claims(bounds, piece, whole(piece / kDecodeTailDivisor));
   pool.run([&](int thread, int) {
     int64_t begin = 0, end = 0;
-    while (claims.claim(thread, &begin, &end)) run_tasks(begin, end);
+    while (claims.claim(thread, &begin, &end)) run_decode_tasks(begin, end);
   });
 }
 
@@ -721,7 +764,7 @@ PanelJob panel_job(const QPanels& w, float* y, Isa isa) {
   const PanelTileFn fn = panel_kernel(w.type(), isa);
   ORK_CHECK(fn != nullptr, "ops::matmul_qpanels: no ", quant::traits(w.type()).name, " panel kernel for ISA '",
             isa_name(isa), "'");
-  return PanelJob{&w, fn, y, (w.panels() + kPanelTileMax - 1) / kPanelTileMax};
+  return PanelJob{&w, fn, y, (w.panels() + kPanelTileMax - 1) / kPanelTileMax, panel_two_tiles_kernel(w.type(), isa)};
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/fp16.h"
+#include "ops/qpanels_two_tiles.h"
 #include "ops/reference.h"
 #include "quant/blocks.h"
 
@@ -502,6 +503,39 @@ TEST(QPanels, DecodeOverManyPiecesOnThreadsEqualsTheReference) {
         EXPECT_TRUE(bit_equal(ref[i], alone)) << "weight " << i << " alone, threads=" << threads;
       }
     }
+  }
+}
+
+// Decode walks consecutive Q8_0 tiles two at a time where the ISA has a two-tile kernel
+// (qpanels_two_tiles.h; Q4_0, which has none, as the control): the outputs stay the one-tile
+// kernel's and the reference's, bit for bit —
+// an odd tile count (a single tile last), a second tile of one panel (N = 37: np 3) or of partial
+// panels, pieces of an odd length on 2 and 3 threads — and nothing is written past N.
+TEST(QPanels, TwoTileDecodeEqualsTheReference) {
+  for (quant::Type type : {quant::Type::Q8_0, quant::Type::Q4_0}) {
+    EXPECT_EQ(panel_two_tiles_kernel(type, Isa::kAvx512Vnni) != nullptr,
+              type == quant::Type::Q8_0 && isa_supported(Isa::kAvx512Vnni));
+    EXPECT_EQ(panel_two_tiles_kernel(type, Isa::kAvx2), nullptr);
+    EXPECT_EQ(panel_two_tiles_kernel(type, Isa::kScalar), nullptr);
+    for (int64_t k : {32, 256, 1024})
+      for (int64_t n : {33, 37, 53, 87, 1000, 1040}) {
+        std::vector<uint8_t> w;
+        std::vector<float> dec;
+        make_weight(type, n, k, uint32_t(n + 7 * k), w, dec);
+        const QPanels p = QPanels::pack(type, w.data(), n, k);
+        const std::vector<float> x = random_floats(size_t(k), uint32_t(k + n), -2.0f, 2.0f);
+        ThreadPool one(1);
+        std::vector<float> ref(size_t(n), -1.0f);
+        matmul_qpanels(one, x.data(), 1, p, ref.data(), Isa::kScalar);
+        for (int threads : {1, 2, 3}) {
+          ThreadPool pool(threads);
+          std::vector<float> got(size_t(n + 16), 7.0f);
+          matmul_qpanels(pool, x.data(), 1, p, got.data());
+          EXPECT_EQ(0, std::memcmp(ref.data(), got.data(), size_t(n) * sizeof(float)))
+              << quant::type_name(uint32_t(type)) << " N=" << n << " K=" << k << " threads=" << threads;
+          for (size_t i = size_t(n); i < got.size(); ++i) EXPECT_EQ(got[i], 7.0f) << "N=" << n << " past N at " << i;
+        }
+      }
   }
 }
 
