@@ -662,6 +662,15 @@ constexpr int64_t kDecodePieceBytes = 128 << 10;
 // of each other rather than of half a piece (≈ 2 µs a loop on the 150 M model, 25 loops a step).
 constexpr int64_t kDecodeTailDivisor = 8;
 
+// The panels and valid outputs of `tiles` consecutive tiles of w from panel p0 (the last may be short).
+struct TileSpan {
+  int np, ncol;
+};
+TileSpan tile_span(const QPanels& w, int64_t p0, int tiles) {
+  const int np = int(std::min<int64_t>(tiles * kPanelTileMax, w.panels() - p0));
+  return {np, int(std::min<int64_t>(np * kPanelRows, w.n() - p0 * kPanelRows))};
+}
+
 // Runs the tiles of every job (tiles of kPanelTileMax panels × blocks of activation rows) in one
 // parallel loop over activations `act` (m rows of xs bytes).
 // Prefill (m > 1) hands the tiles out in the pool's chunks. Decode (m = 1) reads every weight once,
@@ -687,8 +696,7 @@ void run_panel_jobs(ThreadPool& pool, std::span<const PanelJob> jobs, const uint
       const QPanels& w = *j.w;
       const int64_t t = task - first;
       const int64_t p0 = (t / m_blocks) * kPanelTileMax;
-      const int np = int(std::min<int64_t>(kPanelTileMax, w.panels() - p0));
-      const int ncol = int(std::min<int64_t>(np * kPanelRows, w.n() - p0 * kPanelRows));
+      const auto [np, ncol] = tile_span(w, p0, 1);
       const int64_t i0 = (t % m_blocks) * m_per;
       const int64_t i1 = std::min(m, i0 + m_per);
       for (int64_t i = i0; i < i1; i += kPanelTileX) {
@@ -710,8 +718,7 @@ void run_panel_jobs(ThreadPool& pool, std::span<const PanelJob> jobs, const uint
       const int64_t t = task - first;
       const bool two = j.two_tiles != nullptr && task + 1 < end && t + 1 < j.n_tiles;
       const int64_t p0 = t * kPanelTileMax;
-      const int np = int(std::min<int64_t>((two ? 2 : 1) * kPanelTileMax, w.panels() - p0));
-      const int ncol = int(std::min<int64_t>(np * kPanelRows, w.n() - p0 * kPanelRows));
+      const auto [np, ncol] = tile_span(w, p0, two ? 2 : 1);
       (two ? j.two_tiles : j.fn)(w.blocks(), w.panel(p0), w.panel_bytes(), w.scale_bytes(), np, ncol, act, xs, 1,
                                  j.y + p0 * kPanelRows, w.n());
       task += two ? 2 : 1;

@@ -206,17 +206,12 @@ void tile_pair32(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const 
   const int64_t pair_bytes = 2 * pb;
   for (int64_t b = 0; b < nb; ++b) {
     if (RX == 1) {
-      const int64_t a = b + kAhead;
-      if constexpr (S == 1) {
-        if (const uint8_t* ahead = pair_block_ahead(panels, pair_bytes, kPairs.block(), nb, a))
+      // Stream t's block b + kAhead; past its end, the same stream's of the next call (S pairs on).
+#pragma GCC unroll 2
+      for (int t = 0; t < S; ++t)
+        if (const uint8_t* ahead =
+                pair_block_ahead(panels + t * pair_bytes, S * pair_bytes, kPairs.block(), nb, b + kAhead))
           prefetch_bytes(ahead, kPairs.block(), kLineStep);
-      } else if (a < nb) {  // both streams' block a
-        prefetch_bytes(panels + a * kPairs.block(), kPairs.block(), kLineStep);
-        prefetch_bytes(panels + pair_bytes + a * kPairs.block(), kPairs.block(), kLineStep);
-      } else if (a - nb < nb) {  // past the end: the first blocks of the next two tiles
-        prefetch_bytes(panels + 2 * pair_bytes + (a - nb) * kPairs.block(), kPairs.block(), kLineStep);
-        prefetch_bytes(panels + 3 * pair_bytes + (a - nb) * kPairs.block(), kPairs.block(), kLineStep);
-      }
     }
 #pragma GCC unroll 2
     for (int t = 0; t < S; ++t) {
