@@ -16,8 +16,9 @@ inline constexpr int64_t kCacheLineBytes = 64;
 // VM whose memory read at 30–36 GB/s, and × 0.99–1.00 on one reading at 55–76 (in-process A/Bs,
 // docs/ops.md, "sixth session" and "fifth session") — likely because a prefetcht0 that misses holds
 // one of the core's few L1 miss buffers for the whole DRAM latency. kL1 (prefetcht0, prfm
-// pldl1keep): every level — for data read right after it is asked for (a block's KV rows), and for
-// the AVX-512 VNNI Q6_K tile, which measured × 0.87–1.00 with the L2 hint.
+// pldl1keep): every level — for data read right after it is asked for (a block's KV rows). (The
+// AVX-512 VNNI Q6_K decode tile wanted kL1 while it read both panels of a pair at once, × 0.87–1.00
+// with kL2; reading them panel by panel it wants kL2, × 1.13–1.60: docs/ops.md, "seventh session".)
 enum class PrefetchInto { kL1, kL2 };
 
 // Asks for the cache line holding p, for reading, into the caches kInto names.
@@ -46,7 +47,8 @@ inline void prefetch_lines(const uint8_t* p, int64_t bytes) {
 // blocks_ahead(quant bytes of one panel's block) blocks after the current one. One block (2–3 KiB
 // for the K types, 256 B for Q4_0) left DRAM latency exposed: kernels_bench BM_QPanelsModelDecode
 // on the AVX-512 VNNI machine of docs/ops.md gained 10–25 % for Q4_0, Q4_K, Q5_K and IQ4_XS at
-// 4 KiB, nothing more at 8 KiB. The Q6_K tiles stay at one block (3 KiB): two measured slower.
+// 4 KiB, nothing more at 8 KiB. The Q6_K tiles stay at one pair block (6.6 KiB): two or three
+// measured slower or equal.
 // The AVX-512 VNNI Q8_0 tile asks twice as far (8.5 KiB; its comment has the figures).
 inline constexpr int64_t kPrefetchAheadBytes = 4096;
 constexpr int64_t blocks_ahead(int64_t quant_bytes) {

@@ -582,83 +582,82 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t, int64_t, int nc
 }
 
 // Q6_K with one activation row (decode): the same integer sums as tile_q6_k_fixed<1, NP>, with each
-// ql group loaded once for its two nibbles and each qh group once for its four bit pairs. Loop
-// order: half h, then the 4 groups l' of one half of a quarter; the four quarters k share the
-// loads, so four sub-blocks (8h + 2k + half) accumulate at once (int32 sums are exact, so the
-// order of the sub-blocks does not matter). q = (ql nibble) | (qh bits at 4..5) is one vpternlogd
-// (a | (b & 0x30)) after a 16-bit shift, which moves bits within each byte for shifts up to 4.
+// ql group loaded once for its two nibbles and each qh group once for its four bit pairs. Block by
+// block, panel by panel: a panel's block is read whole before its pair partner's, so the loads run
+// over three places at a time (two ql groups and a qh group) rather than six, and the next block is
+// asked for into L2 (prefetcht1). In-process A/B of a decode's matmuls on the development VM
+// (docs/ops.md, "seventh session"): panel by panel × 1.12–1.19 against both panels' groups
+// interleaved, then the L2 hint × 1.13–1.60 against prefetcht0 (which the interleaved order had
+// wanted: × 0.87–1.00 with t1). Within a panel's block: half h, then the 4 groups l' of one half
+// of a quarter; the four quarters k share the loads, so four sub-blocks (8h + 2k + half) accumulate
+// at once (int32 sums are exact, so the order of the sub-blocks does not matter). q = (ql nibble) |
+// (qh bits at 4..5) is one vpternlogd (a | (b & 0x30)) after a 16-bit shift, which moves bits within
+// each byte for shifts up to 4.
+//
+// The int32 sum t of one panel's block (qpanels.h, "Q6_K"), whose quants are at `g` and int8
+// sub-block scales at `sc` (sc[sub][row]); `next` is the panel's share of the next block, asked for
+// into L2 in four parts of `part` bytes.
+inline __m512i q6_k_panel_block(const uint8_t* g, const uint8_t* sc, const quant::BlockQ8_K& xb,
+                                 const uint8_t* next, int64_t part) {
+  const __m512i m4 = _mm512_set1_epi8(15);
+  const __m512i m30 = _mm512_set1_epi8(0x30);
+  constexpr int kAOrBAndC = 0xF8;  // vpternlogd truth table of a | (b & c)
+  __m512i t = _mm512_setzero_si512();
+#pragma GCC unroll 1
+  for (int hh = 0; hh < 4; ++hh) {  // half h = hh / 2; half of each quarter = hh % 2 (l' = 4·half ..)
+    const int h = hh / 2, half = hh % 2;
+    prefetch_bytes<PrefetchInto::kL2>(next + hh * part, part);
+    __m512i p[4];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) p[k] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int li = 0; li < 4; ++li) {  // constant bounds: GCC unrolls it (registers, not moves, carry p)
+      const int l = 4 * half + li;
+      const __m512i a = _mm512_load_si512(reinterpret_cast<const void*>(g + (16 * h + l) * kPanelGroupBytes));
+      const __m512i bq = _mm512_load_si512(reinterpret_cast<const void*>(g + (16 * h + 8 + l) * kPanelGroupBytes));
+      const __m512i hq = _mm512_load_si512(reinterpret_cast<const void*>(g + (32 + 8 * h + l) * kPanelGroupBytes));
+      const __m512i w[4] = {
+          _mm512_ternarylogic_epi32(_mm512_and_si512(a, m4), _mm512_slli_epi16(hq, 4), m30, kAOrBAndC),
+          _mm512_ternarylogic_epi32(_mm512_and_si512(bq, m4), _mm512_slli_epi16(hq, 2), m30, kAOrBAndC),
+          _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(a, 4), m4), hq, m30, kAOrBAndC),
+          _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(bq, 4), m4), _mm512_srli_epi16(hq, 2), m30,
+                                    kAOrBAndC)};
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        int32_t v;
+        std::memcpy(&v, xb.qs + 128 * h + 32 * k + 4 * l, 4);
+        p[k] = _mm512_dpbusd_epi32(p[k], w[k], _mm512_set1_epi32(v));
+      }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const int sub = 8 * h + 2 * k + half;
+      const __m512i corr = _mm512_set1_epi32(32 * int32_t(xb.bsums[sub]));
+      const __m512i scv = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + 16 * sub)));
+      t = _mm512_add_epi32(t, _mm512_mullo_epi32(_mm512_sub_epi32(p[k], corr), scv));
+    }
+  }
+  return t;
+}
+
 template <int NP>
 void tile_q6_k_one_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t, int ncol, const uint8_t* x,
                        float* y) {
   __m512 acc[1][NP];
   zero(acc);
   const auto* xb = reinterpret_cast<const quant::BlockQ8_K*>(x);
-  const __m512i m4 = _mm512_set1_epi8(15);
-  const __m512i m30 = _mm512_set1_epi8(0x30);
-  constexpr int kAOrBAndC = 0xF8;  // vpternlogd truth table of a | (b & c)
-
-  constexpr int64_t kQC = kQ6_KPairs.quant, kSC = kQ6_KPairs.scale, kPart = kQ6_KPairs.block() / 4;
+  constexpr int64_t kQC = kQ6_KPairs.quant, kSC = kQ6_KPairs.scale, kPart = kQ6_KPairs.block() / (4 * NP);
   for (int64_t b = 0; b < nb; ++b) {
     // Panels in pairs (qpanels.h): panel c's quants at q + c·kQC, its scales at sc + c·kSC. The next
-    // block (past the pair's last: the next pair's first, the next tile's) is asked for in quarters.
+    // block (past the pair's last: the next pair's first, the next tile's) is asked for in 4·NP parts.
     const uint8_t* q = kQ6_KPairs.quants(panels, b, 0);
     const uint8_t* sc = kQ6_KPairs.scales(panels, b, 0);
     const uint8_t* next = pair_block_ahead(panels, 2 * pb, kQ6_KPairs.block(), nb, b + 1);  // never null
-    const int8_t* xq = xb[b].qs;
-    __m512i tsum[NP];
-    for (int c = 0; c < NP; ++c) tsum[c] = _mm512_setzero_si512();
 #pragma GCC unroll 1
-    for (int hh = 0; hh < 4; ++hh) {  // half h = hh / 2; half of each quarter = hh % 2 (l' = 4·half ..)
-      const int h = hh / 2, half = hh % 2;
-      prefetch_bytes<PrefetchInto::kL1>(next + hh * kPart, kPart);
-      __m512i p[4][NP];
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k)
-#pragma GCC unroll 2
-        for (int c = 0; c < NP; ++c) p[k][c] = _mm512_setzero_si512();
-#pragma GCC unroll 4
-      for (int li = 0; li < 4; ++li) {  // constant bounds: GCC unrolls it (registers, not moves, carry p)
-        const int l = 4 * half + li;
-        __m512i xv[4];
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k) {
-          int32_t v;
-          std::memcpy(&v, xq + 128 * h + 32 * k + 4 * l, 4);
-          xv[k] = _mm512_set1_epi32(v);
-        }
-#pragma GCC unroll 2
-        for (int c = 0; c < NP; ++c) {
-          const uint8_t* g = q + c * kQC;
-          const __m512i a = _mm512_load_si512(reinterpret_cast<const void*>(g + (16 * h + l) * kPanelGroupBytes));
-          const __m512i bq = _mm512_load_si512(reinterpret_cast<const void*>(g + (16 * h + 8 + l) * kPanelGroupBytes));
-          const __m512i hq = _mm512_load_si512(reinterpret_cast<const void*>(g + (32 + 8 * h + l) * kPanelGroupBytes));
-          const __m512i w0 = _mm512_ternarylogic_epi32(_mm512_and_si512(a, m4), _mm512_slli_epi16(hq, 4), m30, kAOrBAndC);
-          const __m512i w1 = _mm512_ternarylogic_epi32(_mm512_and_si512(bq, m4), _mm512_slli_epi16(hq, 2), m30, kAOrBAndC);
-          const __m512i w2 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(a, 4), m4), hq, m30, kAOrBAndC);
-          const __m512i w3 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(bq, 4), m4),
-                                                       _mm512_srli_epi16(hq, 2), m30, kAOrBAndC);
-          p[0][c] = _mm512_dpbusd_epi32(p[0][c], w0, xv[0]);
-          p[1][c] = _mm512_dpbusd_epi32(p[1][c], w1, xv[1]);
-          p[2][c] = _mm512_dpbusd_epi32(p[2][c], w2, xv[2]);
-          p[3][c] = _mm512_dpbusd_epi32(p[3][c], w3, xv[3]);
-        }
-      }
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) {
-        const int sub = 8 * h + 2 * k + half;
-        const __m512i corr = _mm512_set1_epi32(32 * int32_t(xb[b].bsums[sub]));
-#pragma GCC unroll 2
-        for (int c = 0; c < NP; ++c) {
-          const __m512i scv = _mm512_cvtepi8_epi32(
-              _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * kSC + 32 + 16 * sub)));
-          tsum[c] = _mm512_add_epi32(tsum[c], _mm512_mullo_epi32(_mm512_sub_epi32(p[k][c], corr), scv));
-        }
-      }
-    }
-#pragma GCC unroll 2
     for (int c = 0; c < NP; ++c) {
+      const __m512i t = q6_k_panel_block(q + c * kQC, sc + c * kSC + 32, xb[b], next + 4 * c * kPart, kPart);
       const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * kSC)));
-      acc[0][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xb[b].d)), _mm512_cvtepi32_ps(tsum[c]), acc[0][c]);
+      acc[0][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xb[b].d)), _mm512_cvtepi32_ps(t), acc[0][c]);
     }
   }
   store_tile<1, NP>(acc, ncol, y, 0);
