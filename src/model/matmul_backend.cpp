@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "core/checked.h"
 #include "core/error.h"
+#include "core/huge_page_arena.h"
 #include "core/quote.h"
 #include "gguf/file.h"
 #include "model/non_finite.h"
@@ -65,12 +67,20 @@ CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weig
   panels_.resize(weights->linears().size());
   next_.assign(weights->linears().size(), -1);
   calls_.resize(weights->linears().size());
+  // Packed when a vector kernel has the type (e.g. Q5_K on AVX-512 VNNI CPUs runs the AVX2 kernel).
+  const auto packs = [](const Linear& lin) {
+    const quant::Type t = lin.w->type;
+    return ops::QPanels::supports(t) && ops::best_panel_isa(t) != ops::Isa::kScalar;
+  };
+  uint64_t arena_bytes = 0;
+  for (const Linear* lin : weights->linears())
+    if (packs(*lin))
+      arena_bytes += align_up(ops::QPanels::packed_bytes(lin->w->type, lin->n, lin->k), HugePageArena::kSliceAlign);
+  arena_ = std::make_unique<HugePageArena>(size_t(arena_bytes));
   for (const Linear* lin : weights->linears()) {
-    const quant::Type t = lin->w->type;
-    // Packed when a vector kernel has the type (e.g. Q5_K on AVX-512 VNNI CPUs runs the AVX2 kernel).
-    if (!ops::QPanels::supports(t) || ops::best_panel_isa(t) == ops::Isa::kScalar) continue;
-    panels_[size_t(lin->index)] =
-        std::make_unique<ops::QPanels>(ops::QPanels::pack(t, lin->w->data, lin->n, lin->k, &pool));
+    if (!packs(*lin)) continue;
+    panels_[size_t(lin->index)] = std::make_unique<ops::QPanels>(
+        ops::QPanels::pack(lin->w->type, lin->w->data, lin->n, lin->k, &pool, arena_.get()));
     packed_bytes_ += panels_[size_t(lin->index)]->bytes();
     // Not a tied output's: they are the embedding rows, kept mapped for the lookup (runtime::Engine).
     if (lin->w != weights->token_embd) file->mapping().drop_pages(lin->w->offset, lin->w->n_bytes);

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "core/huge_page_arena.h"
 #include "core/thread_pool.h"
 #include "model/residual_norm.h"
 #include "model/unscaled_rows.h"
@@ -85,7 +86,9 @@ class MatmulBackend {
 // (ops::best_panel_isa: AVX2, AVX-512 VNNI, NEON dot-product); those linears
 // then run from the packed copy (the same numbers on every ISA, docs/ops.md) and their pages of the
 // mapped file are dropped from this process (they are re-read from the file if touched again), so
-// resident memory holds one copy. packed_bytes() is the RAM the copies take.
+// resident memory holds one copy. packed_bytes() is the RAM the copies take. The copies share one
+// HugePageArena (2 MiB pages where the kernel has transparent huge pages): decode reads all of them
+// every token.
 class CpuMatmul final : public MatmulBackend {
  public:
   explicit CpuMatmul(ThreadPool& pool, ops::MatmulMode mode = ops::MatmulMode::kExact,
@@ -122,6 +125,7 @@ class CpuMatmul final : public MatmulBackend {
 
   ThreadPool& pool_;
   ops::MatmulMode mode_;
+  std::unique_ptr<HugePageArena> arena_;  // the panels' memory; declared first, destroyed last
   std::vector<std::unique_ptr<ops::QPanels>> panels_;  // by Linear::index; null: GGUF layout
   std::vector<int32_t> next_;  // by Linear::index: the panel call that followed it last, or -1
   std::vector<std::vector<const ops::QPanels*>> calls_;  // by first Linear::index: its call's panels

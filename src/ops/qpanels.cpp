@@ -491,7 +491,9 @@ void get_block(quant::Type t, const uint8_t* s, const uint8_t* q, int r, uint8_t
 
 }  // namespace
 
-void QPanels::Free::operator()(uint8_t* p) const { std::free(p); }
+void QPanels::Free::operator()(uint8_t* p) const {
+  if (owned) std::free(p);
+}
 
 bool QPanels::supports(quant::Type type) {
   return type == quant::Type::Q8_0 || type == quant::Type::Q4_0 || type == quant::Type::Q4_K ||
@@ -500,7 +502,8 @@ bool QPanels::supports(quant::Type type) {
          type == quant::Type::Q5_1 || type == quant::Type::Q2_K || type == quant::Type::Q3_K;
 }
 
-QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, ThreadPool* pool) {
+// A QPanels' shape and sizes, no memory: what pack and packed_bytes share.
+QPanels QPanels::shaped(quant::Type type, int64_t n, int64_t k) {
   ORK_CHECK(supports(type), "ops::QPanels: no panel layout for ", quant::traits(type).name);
   const Geometry g = geometry(type);
   ORK_CHECK(n > 0 && k > 0 && k % g.block_elems == 0, "ops::QPanels: shape N=", n, " K=", k,
@@ -514,10 +517,27 @@ QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, 
   out.block_bytes_ = g.quant_bytes;
   out.scale_bytes_ = int64_t(align_up(uint64_t(nb * g.scale_bytes), 64));
   out.panel_bytes_ = out.scale_bytes_ + nb * out.block_bytes_;
-  const uint64_t total = checked_mul(uint64_t(out.stored_panels()), uint64_t(out.panel_bytes_), "QPanels size");
-  auto* mem = static_cast<uint8_t*>(std::aligned_alloc(64, size_t(align_up(total, 64))));
-  ORK_CHECK(mem != nullptr, "ops::QPanels: cannot allocate ", total, " bytes");
-  out.data_.reset(mem);
+  checked_mul(uint64_t(out.stored_panels()), uint64_t(out.panel_bytes_), "QPanels size");
+  return out;
+}
+
+uint64_t QPanels::packed_bytes(quant::Type type, int64_t n, int64_t k) { return shaped(type, n, k).bytes(); }
+
+QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, ThreadPool* pool,
+                      HugePageArena* arena) {
+  QPanels out = shaped(type, n, k);
+  const Geometry g = geometry(type);
+  const int64_t nb = k / g.block_elems;
+  const uint64_t total = out.bytes();
+  uint8_t* mem = nullptr;
+  if (arena != nullptr) {
+    mem = arena->take(size_t(total));
+    out.data_ = std::unique_ptr<uint8_t[], Free>(mem, Free(false));
+  } else {
+    mem = static_cast<uint8_t*>(std::aligned_alloc(64, size_t(align_up(total, 64))));
+    ORK_CHECK(mem != nullptr, "ops::QPanels: cannot allocate ", total, " bytes");
+    out.data_.reset(mem);
+  }
 
   const auto* src = static_cast<const uint8_t*>(data);
   const int64_t row_bytes = nb * g.gguf_bytes;

@@ -79,6 +79,7 @@
 #include <memory>
 #include <span>
 
+#include "core/huge_page_arena.h"
 #include "core/thread_pool.h"
 #include "ops/cpu_features.h"
 #include "ops/qkernels.h"
@@ -131,9 +132,13 @@ class QPanels {
   }
   // Packs N rows of K elements of `type` (GGUF bytes, row stride quant::row_bytes(type, K), no
   // alignment needed). K must be a positive multiple of the block size, N positive, and supports(type)
-  // (ork::Error otherwise). Panels are packed in parallel on `pool` when given.
+  // (ork::Error otherwise). Panels are packed in parallel on `pool` when given. With `arena` the
+  // panels are a slice of it (packed_bytes(type, n, k) bytes), which must outlive the QPanels;
+  // without, the QPanels owns its memory.
   static QPanels pack(quant::Type type, const void* data, int64_t n, int64_t k,
-                      ThreadPool* pool = nullptr);
+                      ThreadPool* pool = nullptr, HugePageArena* arena = nullptr);
+  // The bytes pack takes for these shapes (bytes() of the result); throws as pack on bad shapes.
+  static uint64_t packed_bytes(quant::Type type, int64_t n, int64_t k);
 
   quant::Type type() const { return type_; }
   int64_t n() const { return n_; }
@@ -155,8 +160,12 @@ class QPanels {
 
  private:
   struct Free {
+    Free() : owned(true) {}
+    explicit Free(bool owns) : owned(owns) {}
+    bool owned;  // false: a slice of a HugePageArena, which unmaps it
     void operator()(uint8_t* p) const;
   };
+  static QPanels shaped(quant::Type type, int64_t n, int64_t k);
   int64_t stored_panels() const { return paired(type_) ? (panels() + 1) / 2 * 2 : panels(); }
   std::unique_ptr<uint8_t[], Free> data_;
   quant::Type type_ = quant::Type::Q8_0;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/huge_page_arena.h"
 #include "core/fp16.h"
 #include "ops/qpanels_two_tiles.h"
 #include "ops/reference.h"
@@ -148,6 +149,32 @@ TEST_P(QPanelsP, ReferenceKernelWithinRoundingOfTheExactProduct) {
         }
       }
     }
+}
+
+TEST_P(QPanelsP, PackedIntoAnArenaEqualsItsOwnCopy) {
+  const quant::Type type = GetParam();
+  const int64_t k = quant::traits(type).block_size == 256 ? 512 : 96;
+  ThreadPool pool(2);
+  HugePageArena arena(QPanels::packed_bytes(type, 17, k) + QPanels::packed_bytes(type, 40, k) + 64);
+  for (int64_t n : {17, 40}) {
+    std::vector<uint8_t> w;
+    std::vector<float> dec;
+    make_weight(type, n, k, uint32_t(n + k), w, dec);
+    const size_t before = arena.used();
+    const QPanels own = QPanels::pack(type, w.data(), n, k, &pool);
+    const QPanels in = QPanels::pack(type, w.data(), n, k, &pool, &arena);
+    EXPECT_EQ(QPanels::packed_bytes(type, n, k), own.bytes());
+    ASSERT_EQ(in.bytes(), own.bytes());
+    EXPECT_EQ(in.panel(0), arena.data() + (before + 63) / 64 * 64);  // its slice, after the last one
+    EXPECT_EQ(std::memcmp(in.panel(0), own.panel(0), own.bytes()), 0);
+    const std::vector<float> x = random_floats(size_t(3 * k), 5, -2.0f, 2.0f);
+    std::vector<float> a(size_t(3 * n)), b(size_t(3 * n));
+    matmul_qpanels(pool, x.data(), 3, own, a.data());
+    matmul_qpanels(pool, x.data(), 3, in, b.data());
+    EXPECT_TRUE(bit_equal(a, b)) << "N=" << n;
+  }
+  EXPECT_THROW(QPanels::packed_bytes(type, 0, k), Error);
+  EXPECT_THROW(QPanels::pack(type, nullptr, 1 << 20, k, nullptr, &arena), Error);  // past its capacity
 }
 
 TEST_P(QPanelsP, EveryIsaKernelEqualsTheReferenceBitForBit) {

@@ -1,0 +1,42 @@
+#include "core/huge_page_arena.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace ork {
+
+HugePageArena::HugePageArena(size_t capacity) {
+  if (capacity == 0) return;
+  ORK_CHECK(capacity <= (size_t(1) << 48), "HugePageArena: ", capacity, " bytes is more than any mapping");
+  capacity_ = (capacity + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  // One huge page more than asked, so a 2 MiB-aligned start fits inside; the unused head and tail
+  // are never written, so they take no memory.
+  map_bytes_ = capacity_ + kHugePageBytes;
+  void* p = ::mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) fail("HugePageArena: cannot map ", map_bytes_, " bytes: ", std::strerror(errno));
+  map_ = static_cast<uint8_t*>(p);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(map_);
+  base_ = map_ + ((kHugePageBytes - a % kHugePageBytes) % kHugePageBytes);
+#ifdef MADV_HUGEPAGE
+  advised_ = ::madvise(base_, capacity_, MADV_HUGEPAGE) == 0;
+#endif
+}
+
+HugePageArena::~HugePageArena() {
+  if (map_ != nullptr) ::munmap(map_, map_bytes_);
+}
+
+uint8_t* HugePageArena::take(size_t bytes) {
+  const size_t start = (used_ + kSliceAlign - 1) / kSliceAlign * kSliceAlign;
+  ORK_CHECK(start <= capacity_ && bytes <= capacity_ - start, "HugePageArena: ", bytes, " bytes asked, ",
+            capacity_ - std::min(start, capacity_), " left of ", capacity_);
+  used_ = start + bytes;
+  return base_ + start;
+}
+
+}  // namespace ork
