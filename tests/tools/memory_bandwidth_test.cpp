@@ -1,10 +1,12 @@
 // `ork bench`'s read probe: sum_in_parts reads every word of the buffer exactly once, whatever the
-// thread count and however the length falls against its 4 KiB items and pieces.
+// thread count and however the length falls against its 4 KiB items and pieces; the probe and the
+// copy test measure buffers of the weight panels' kind of memory (a HugePageArena).
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
+#include "core/huge_page_arena.h"
 #include "core/thread_pool.h"
 #include "ork/memory_bandwidth.h"
 
@@ -26,6 +28,18 @@ TEST(ReadProbe, SumInPartsReadsEveryWordOnceWithThreads) {
       EXPECT_EQ(sum_in_parts(pool, buf.data(), n), expected_sum(n)) << n << " words, " << threads << " threads";
     }
   }
+}
+
+TEST(ReadProbe, MeasuresArenaMemoryAsTheWeightPanelsAre) {
+  ThreadPool pool(2);
+  ReadProbe probe(pool, size_t(4) << 20);
+  const double read = probe.gbs(2);
+  EXPECT_GT(read, 0.0);
+  EXPECT_LT(read, 1e5);  // GB/s: a finite rate, not a division by a zero time
+  EXPECT_EQ(probe.huge_pages_advised(), HugePageArena(1).advised());
+  const double copy = copy_bandwidth_gbs(pool, size_t(4) << 20, 2);
+  EXPECT_GT(copy, 0.0);
+  EXPECT_LT(copy, 1e5);
 }
 
 }  // namespace

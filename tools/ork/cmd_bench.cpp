@@ -186,6 +186,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
 
   const uint64_t wbytes = weight_bytes_per_token(engine.model());
   const double read_gbs = probe->gbs(7);
+  const bool huge_pages = probe->huge_pages_advised();
   probe.reset();  // its buffer is freed before the copy test allocates two
   const double mem_gbs = copy_bandwidth_gbs(engine.pool(), bw_bytes, 7);
   const Stats spp = stats(pp), stg = stats(tg);
@@ -228,6 +229,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     j.key("memcpy_gb_per_s").value(mem_gbs);
     j.key("decode_bandwidth_fraction").value(mem_gbs > 0 ? decode_gbs / mem_gbs : 0.0);
     j.key("read_gb_per_s").value(read_gbs);
+    j.key("read_buffer_huge_pages").value(huge_pages);  // advised, as the weight panels are
     j.key("decode_read_fraction").value(read_gbs > 0 ? decode_gbs / read_gbs : 0.0);
     array("read_gb_per_s_paired_runs", paired_read);
     array("decode_read_fraction_paired_runs", paired_fraction);

@@ -44,18 +44,20 @@ uint64_t sum_in_parts(ThreadPool& pool, const uint64_t* p, size_t n) {
 }
 
 double copy_bandwidth_gbs(ThreadPool& pool, size_t bytes, int passes) {
-  std::unique_ptr<uint8_t[]> src(new uint8_t[bytes]), dst(new uint8_t[bytes]);
+  HugePageArena arena(2 * bytes + HugePageArena::kSliceAlign);
+  uint8_t* const src = arena.take(bytes);
+  uint8_t* const dst = arena.take(bytes);
   pool.run([&](int i, int n) {
     const size_t b = bytes * size_t(i) / size_t(n), e = bytes * size_t(i + 1) / size_t(n);
-    std::memset(src.get() + b, i + 1, e - b);
-    std::memset(dst.get() + b, 0, e - b);
+    std::memset(src + b, i + 1, e - b);
+    std::memset(dst + b, 0, e - b);
   });
   double best = 0;
   for (int r = 0; r <= passes; ++r) {
     const double t0 = now_ms();
     pool.run([&](int i, int n) {
       const size_t b = bytes * size_t(i) / size_t(n), e = bytes * size_t(i + 1) / size_t(n);
-      std::memcpy(dst.get() + b, src.get() + b, e - b);
+      std::memcpy(dst + b, src + b, e - b);
     });
     const double ms = now_ms() - t0;
     if (r > 0) best = std::max(best, 2.0 * double(bytes) / (ms * 1e6));
@@ -64,7 +66,10 @@ double copy_bandwidth_gbs(ThreadPool& pool, size_t bytes, int passes) {
 }
 
 ReadProbe::ReadProbe(ThreadPool& pool, size_t bytes)
-    : pool_(pool), words_(std::max<size_t>(bytes / 8, 8)), buf_(new uint64_t[words_]) {
+    : pool_(pool),
+      words_(std::max<size_t>(bytes / 8, 8)),
+      arena_(words_ * 8),
+      buf_(reinterpret_cast<uint64_t*>(arena_.take(words_ * 8))) {
   pool_.run([&](int i, int n) {
     const size_t b = words_ * size_t(i) / size_t(n), e = words_ * size_t(i + 1) / size_t(n);
     for (size_t w = b; w < e; ++w) buf_[w] = w;
@@ -75,7 +80,7 @@ double ReadProbe::gbs(int passes) {
   double best = 0;
   for (int r = 0; r <= passes; ++r) {
     const double t0 = now_ms();
-    sink_ += sum_in_parts(pool_, buf_.get(), words_);
+    sink_ += sum_in_parts(pool_, buf_, words_);
     const double ms = now_ms() - t0;
     if (r > 0) best = std::max(best, double(words_ * 8) / (ms * 1e6));
   }

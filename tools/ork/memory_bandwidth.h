@@ -2,13 +2,18 @@
 // and read bandwidth, measured with the engine's threads on buffers far larger than any cache (the
 // copy: each thread one contiguous slice it touched first; the read: split as a decode loop splits
 // its weights, sum_in_parts); every figure is the best of its timed passes after one warm-up pass
-// (as STREAM reports: the best pass is the least disturbed by other processes).
+// (as STREAM reports: the best pass is the least disturbed by other processes). The buffers are
+// HugePageArena memory, as the CPU decode's weight panels are (model::CpuMatmul): in 2 MiB pages
+// where the kernel has transparent huge pages, which read × 1.09–1.28 faster than 4 KiB pages on the
+// development VM (docs/ops.md, "seventh session") — so the decode is compared with what the machine
+// reads from the same kind of memory.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 
+#include "core/huge_page_arena.h"
 #include "core/thread_pool.h"
 
 namespace ork::cli {
@@ -37,11 +42,14 @@ class ReadProbe {
   ReadProbe(ThreadPool& pool, size_t bytes);
   // Best of `passes` timed reads of the whole buffer (sum_in_parts) after one untimed pass.
   double gbs(int passes);
+  // Whether the buffer was advised for transparent huge pages (HugePageArena::advised).
+  bool huge_pages_advised() const { return arena_.advised(); }
 
  private:
   ThreadPool& pool_;
   size_t words_;
-  std::unique_ptr<uint64_t[]> buf_;
+  HugePageArena arena_;
+  uint64_t* buf_;  // words_ words of arena_
   uint64_t sink_ = 0;  // the sums, kept so the reads cannot be dropped
 };
 
