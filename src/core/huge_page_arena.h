@@ -5,6 +5,8 @@
 // the AVX-512 development VM the 24-layer decode matmuls ran × 1.03–1.05 (medians of 24 in-process
 // pairs) with their panels in such an arena against the same panels in 4 KiB pages (docs/ops.md,
 // "seventh session"). Where the kernel has no transparent huge pages the arena is ordinary memory.
+// The first write to each 2 MiB may make the kernel compact memory to find a huge page (its
+// transparent_hugepage/defrag setting): a one-time cost at load, for memory then read for hours.
 //
 // Ownership: owns the mapping and unmaps it on destruction; slices stay valid until then. Not
 // copyable or movable. Thread-safety: take() is not thread-safe; the slices may be read and written
