@@ -5,6 +5,7 @@
 # file a summary line with the medians over all repetitions, their spreads (min, max, and the
 # median absolute deviation) and the ratios ork ÷ llama.cpp, naming llama.cpp's build number and
 # commit as llama-bench reports them. A file ork refuses gets "ork_error" instead of ork figures.
+# The summary is bench/summarize_llama_bench.py, which also sums up several saved runs as one.
 # usage: bench/compare_llama_bench.sh LLAMA_CPP_DIR THREADS ROUNDS REPS MODEL...
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -29,40 +30,4 @@ for model in "$@"; do
     printf '{"program": "llama-bench", "file": "%s", "run": %s}\n' "$model" "$(printf '%s' "$o" | tr -d '\n')" | tee -a "$out"
   done
 done
-python3 - "$out" <<'PY'
-import json, statistics, sys
-lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-
-def spread(v):
-    if not v:
-        return None
-    m = statistics.median(v)
-    return {"median": m, "min": min(v), "max": max(v), "mad": statistics.median(abs(x - m) for x in v), "n": len(v)}
-
-for f in dict.fromkeys(l["file"] for l in lines):
-    ls = [l for l in lines if l["file"] == f]
-    ork = [l["run"] for l in ls if l["program"] == "ork bench" and "run" in l]
-    err = [l["error"] for l in ls if l["program"] == "ork bench" and "error" in l]
-    lb = [t for l in ls if l["program"] == "llama-bench" for t in l["run"]]
-    lpp = [s for t in lb if t["n_gen"] == 0 for s in t["samples_ts"]]
-    ltg = [s for t in lb if t["n_prompt"] == 0 for s in t["samples_ts"]]
-    s = {"summary": True, "file": f, "threads": lb[0]["n_threads"] if lb else None,
-         "llama_cpp": {"build_number": lb[0]["build_number"], "build_commit": lb[0]["build_commit"],
-                       "cpu_info": lb[0]["cpu_info"], "backends": lb[0]["backends"]} if lb else None,
-         "llama_cpp_pp128": spread(lpp), "llama_cpp_tg64": spread(ltg)}
-    if ork:
-        s["machine"] = ork[0]["machine"]
-        s["ork_kernels"] = ork[0]["kernels"]
-        s["ork_pp128"] = spread([v for r in ork for v in r["pp_tok_per_s_runs"]])
-        s["ork_tg64"] = spread([v for r in ork for v in r["tg_tok_per_s_runs"]])
-        s["ork_decode_gb_per_s_median"] = statistics.median(r["decode_gb_per_s"] for r in ork)
-        s["ork_decode_read_fraction_median"] = statistics.median(r["decode_read_fraction"] for r in ork)
-        # Every repetition's decode over the read rate measured around it (ork bench's paired runs).
-        s["ork_decode_read_fraction_paired"] = spread([v for r in ork for v in r["decode_read_fraction_paired_runs"]])
-        if lpp and ltg:
-            s["pp_ratio"] = s["ork_pp128"]["median"] / s["llama_cpp_pp128"]["median"]
-            s["tg_ratio"] = s["ork_tg64"]["median"] / s["llama_cpp_tg64"]["median"]
-    else:
-        s["ork_error"] = err[0] if err else "no run"
-    print(json.dumps(s))
-PY
+python3 "$root/bench/summarize_llama_bench.py" "$out"
