@@ -8,6 +8,17 @@
 
 #include "core/error.h"
 
+// Under AddressSanitizer what has not been handed out is poisoned, so a read past the last slice is
+// reported (slices lie back to back: one past a slice's end reads the next, unreported).
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define ORK_ARENA_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define ORK_ARENA_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define ORK_ARENA_POISON(p, n) ((void)(p), (void)(n))
+#define ORK_ARENA_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 namespace ork {
 
 HugePageArena::HugePageArena(size_t capacity) {
@@ -25,10 +36,13 @@ HugePageArena::HugePageArena(size_t capacity) {
 #ifdef MADV_HUGEPAGE
   advised_ = ::madvise(base_, capacity_, MADV_HUGEPAGE) == 0;
 #endif
+  ORK_ARENA_POISON(base_, capacity_);  // under ASan, what is not handed out is not to be touched
 }
 
 HugePageArena::~HugePageArena() {
-  if (map_ != nullptr) ::munmap(map_, map_bytes_);
+  if (map_ == nullptr) return;
+  ORK_ARENA_UNPOISON(base_, capacity_);
+  ::munmap(map_, map_bytes_);
 }
 
 uint8_t* HugePageArena::take(size_t bytes) {
@@ -36,6 +50,7 @@ uint8_t* HugePageArena::take(size_t bytes) {
   ORK_CHECK(start <= capacity_ && bytes <= capacity_ - start, "HugePageArena: ", bytes, " bytes asked, ",
             capacity_ - std::min(start, capacity_), " left of ", capacity_);
   used_ = start + bytes;
+  ORK_ARENA_UNPOISON(base_ + start, bytes);
   return base_ + start;
 }
 

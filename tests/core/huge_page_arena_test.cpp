@@ -68,6 +68,20 @@ TEST(HugePageArena, RefusesASlicePastItsCapacity) {
   EXPECT_THROW(HugePageArena(0).take(1), Error);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+TEST(HugePageArenaDeathTest, UnderAsanAReadPastTheSlicesIsReported) {
+  HugePageArena arena(1);
+  uint8_t* p = arena.take(100);
+  EXPECT_EQ(p[99], 0);
+  EXPECT_DEATH(
+      {
+        volatile uint8_t v = p[100];
+        (void)v;
+      },
+      "use-after-poison");
+}
+#endif
+
 // The kernel's transparent huge page mode ("always [madvise] never": the bracketed one), or "".
 std::string thp_mode() {
   std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
