@@ -15,16 +15,12 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 summarize() {
-python3 - "$1" "$2" "$3" "$4" <<'PY'
+python3 - "$1" "$2" "$3" "$4" "$root/bench" <<'PY'
 import json, statistics, sys
+sys.path.insert(0, sys.argv[5])
+from summarize_llama_bench import spread
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip() and '"program"' in l]
 model, p, n = sys.argv[2], sys.argv[3], sys.argv[4]
-
-def spread(v):
-    if not v:
-        return None
-    m = statistics.median(v)
-    return {"median": m, "min": min(v), "max": max(v), "mad": statistics.median(abs(x - m) for x in v), "n": len(v)}
 
 for d in dict.fromkeys(l["depth"] for l in lines):
     ls = [l for l in lines if l["depth"] == d]

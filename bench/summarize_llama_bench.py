@@ -6,41 +6,50 @@
 # Several outputs together summarize several runs of the same files as one.
 # usage: bench/summarize_llama_bench.py RUNS.jsonl...
 import json, statistics, sys
-if len(sys.argv) < 2:
-    sys.exit("usage: bench/summarize_llama_bench.py RUNS.jsonl...")
-# Run lines of every file named (summary lines, as this prints them, are skipped).
-lines = [d for path in sys.argv[1:] for d in (json.loads(l) for l in open(path) if l.strip())
-         if not d.get("summary")]
+
 
 def spread(v):
+    """Median, min, max, median absolute deviation and count of v (None when empty); also used by
+    bench/compare_llama_depth.sh."""
     if not v:
         return None
     m = statistics.median(v)
     return {"median": m, "min": min(v), "max": max(v), "mad": statistics.median(abs(x - m) for x in v), "n": len(v)}
 
-for f in dict.fromkeys(l["file"] for l in lines):
-    ls = [l for l in lines if l["file"] == f]
-    ork = [l["run"] for l in ls if l["program"] == "ork bench" and "run" in l]
-    err = [l["error"] for l in ls if l["program"] == "ork bench" and "error" in l]
-    lb = [t for l in ls if l["program"] == "llama-bench" for t in l["run"]]
-    lpp = [s for t in lb if t["n_gen"] == 0 for s in t["samples_ts"]]
-    ltg = [s for t in lb if t["n_prompt"] == 0 for s in t["samples_ts"]]
-    s = {"summary": True, "file": f, "threads": lb[0]["n_threads"] if lb else None,
-         "llama_cpp": {"build_number": lb[0]["build_number"], "build_commit": lb[0]["build_commit"],
-                       "cpu_info": lb[0]["cpu_info"], "backends": lb[0]["backends"]} if lb else None,
-         "llama_cpp_pp128": spread(lpp), "llama_cpp_tg64": spread(ltg)}
-    if ork:
-        s["machine"] = ork[0]["machine"]
-        s["ork_kernels"] = ork[0]["kernels"]
-        s["ork_pp128"] = spread([v for r in ork for v in r["pp_tok_per_s_runs"]])
-        s["ork_tg64"] = spread([v for r in ork for v in r["tg_tok_per_s_runs"]])
-        s["ork_decode_gb_per_s_median"] = statistics.median(r["decode_gb_per_s"] for r in ork)
-        s["ork_decode_read_fraction_median"] = statistics.median(r["decode_read_fraction"] for r in ork)
-        # Every repetition's decode over the read rate measured around it (ork bench's paired runs).
-        s["ork_decode_read_fraction_paired"] = spread([v for r in ork for v in r["decode_read_fraction_paired_runs"]])
-        if lpp and ltg:
-            s["pp_ratio"] = s["ork_pp128"]["median"] / s["llama_cpp_pp128"]["median"]
-            s["tg_ratio"] = s["ork_tg64"]["median"] / s["llama_cpp_tg64"]["median"]
-    else:
-        s["ork_error"] = err[0] if err else "no run"
-    print(json.dumps(s))
+
+def main():
+    if len(sys.argv) < 2:
+      sys.exit("usage: bench/summarize_llama_bench.py RUNS.jsonl...")
+    # Run lines of every file named (summary lines, as this prints them, are skipped).
+    lines = [d for path in sys.argv[1:] for d in (json.loads(l) for l in open(path) if l.strip())
+             if not d.get("summary")]
+    for f in dict.fromkeys(l["file"] for l in lines):
+        ls = [l for l in lines if l["file"] == f]
+        ork = [l["run"] for l in ls if l["program"] == "ork bench" and "run" in l]
+        err = [l["error"] for l in ls if l["program"] == "ork bench" and "error" in l]
+        lb = [t for l in ls if l["program"] == "llama-bench" for t in l["run"]]
+        lpp = [s for t in lb if t["n_gen"] == 0 for s in t["samples_ts"]]
+        ltg = [s for t in lb if t["n_prompt"] == 0 for s in t["samples_ts"]]
+        s = {"summary": True, "file": f, "threads": lb[0]["n_threads"] if lb else None,
+             "llama_cpp": {"build_number": lb[0]["build_number"], "build_commit": lb[0]["build_commit"],
+                           "cpu_info": lb[0]["cpu_info"], "backends": lb[0]["backends"]} if lb else None,
+             "llama_cpp_pp128": spread(lpp), "llama_cpp_tg64": spread(ltg)}
+        if ork:
+            s["machine"] = ork[0]["machine"]
+            s["ork_kernels"] = ork[0]["kernels"]
+            s["ork_pp128"] = spread([v for r in ork for v in r["pp_tok_per_s_runs"]])
+            s["ork_tg64"] = spread([v for r in ork for v in r["tg_tok_per_s_runs"]])
+            s["ork_decode_gb_per_s_median"] = statistics.median(r["decode_gb_per_s"] for r in ork)
+            s["ork_decode_read_fraction_median"] = statistics.median(r["decode_read_fraction"] for r in ork)
+            # Every repetition's decode over the read rate measured around it (ork bench's paired runs).
+            s["ork_decode_read_fraction_paired"] = spread([v for r in ork for v in r["decode_read_fraction_paired_runs"]])
+            if lpp and ltg:
+                s["pp_ratio"] = s["ork_pp128"]["median"] / s["llama_cpp_pp128"]["median"]
+                s["tg_ratio"] = s["ork_tg64"]["median"] / s["llama_cpp_tg64"]["median"]
+        else:
+            s["ork_error"] = err[0] if err else "no run"
+        print(json.dumps(s))
+
+
+if __name__ == "__main__":
+    main()
