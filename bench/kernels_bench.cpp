@@ -7,9 +7,12 @@
 
 #include <fstream>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "core/checked.h"
+#include "core/huge_page_arena.h"
 #include "core/thread_pool.h"
 #include "ops/gemm_i8.h"
 #include "ops/matmul.h"
@@ -147,16 +150,20 @@ BENCHMARK(BM_QPanelsHot)
 // then the output), each its own packed copy, 93 M weights in all, or the same with 24 layers (325 M).
 // Every call starts cold, as in a decode step; at 6 layers (58–85 MiB packed) a part of each step's
 // reads still hits the development VM's 32 MiB last-level cache, at 24 (175–266 MiB) hardly any: the
-// DRAM-bound case of a larger model. args: type, layers. GB/s counts the packed bytes read.
+// DRAM-bound case of a larger model. The panels share one HugePageArena, as a model's do
+// (model::CpuMatmul). args: type, layers. GB/s counts the packed bytes read.
 void BM_QPanelsModelDecode(benchmark::State& state) {
   const auto type = quant::Type(state.range(0));
   const int64_t embd = 1024, ff = 2816, vocab = 32000, layers = state.range(1);
   struct Layer {
     ops::QPanels q, k, v, o, gate, up, down;
   };
+  const auto slice = [&](int64_t n, int64_t k) { return align_up(ops::QPanels::packed_bytes(type, n, k), 64); };
+  HugePageArena arena(size_t(layers * (4 * slice(embd, embd) + 2 * slice(ff, embd) + slice(embd, ff)) +
+                             slice(vocab, embd)));
   const auto pack = [&](int64_t n, int64_t k) {
     const std::vector<uint8_t> w = make_weight(type, n, k);
-    return ops::QPanels::pack(type, w.data(), n, k, &pool());
+    return ops::QPanels::pack(type, w.data(), n, k, &pool(), &arena);
   };
   std::vector<Layer> ls;
   size_t bytes = 0;
@@ -205,13 +212,16 @@ BENCHMARK(BM_QPanelsModelDecode)
 // software prefetch 4 KiB ahead in each stream (prefetch 1) or none (0). streams 1 is one stream a
 // thread, as `ork bench`'s read probe reads (its sum_words here too; the probe also lets a thread
 // done early take the other's last pieces); a decode tile of an unpaired type's two panels reads
-// four streams (two panels' quants and scales). GB/s of the buffer.
+// four streams (two panels' quants and scales). GB/s of the buffer (in 2 MiB pages where the kernel
+// has transparent huge pages).
 void BM_ReadStreams(benchmark::State& state) {
   const int64_t streams = state.range(0);
   const bool prefetch = state.range(1) != 0;
   constexpr size_t kBytes = size_t(256) << 20, kChunk = 2048;
-  static std::vector<uint64_t> buf = [] {
-    std::vector<uint64_t> b(kBytes / 8);
+  // In a HugePageArena, as the weight panels and ork bench's read probe are.
+  static HugePageArena arena(kBytes);
+  static const std::span<uint64_t> buf = [] {
+    const std::span<uint64_t> b(reinterpret_cast<uint64_t*>(arena.take(kBytes)), kBytes / 8);
     for (size_t i = 0; i < b.size(); ++i) b[i] = i;
     return b;
   }();
