@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/env.h"
 #include "core/error.h"
 
 // Under AddressSanitizer what has not been handed out is poisoned, so a read past the last slice is
@@ -22,6 +23,7 @@
 namespace ork {
 
 HugePageArena::HugePageArena(size_t capacity) {
+  const bool want_huge = env_flag("ORK_HUGE_PAGES", true);  // read first: a malformed value throws
   if (capacity == 0) return;
   ORK_CHECK(capacity <= (size_t(1) << 48), "HugePageArena: ", capacity, " bytes is more than any mapping");
   capacity_ = (capacity + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
@@ -33,8 +35,10 @@ HugePageArena::HugePageArena(size_t capacity) {
   map_ = static_cast<uint8_t*>(p);
   const uintptr_t a = reinterpret_cast<uintptr_t>(map_);
   base_ = map_ + ((kHugePageBytes - a % kHugePageBytes) % kHugePageBytes);
-#ifdef MADV_HUGEPAGE
-  advised_ = ::madvise(base_, capacity_, MADV_HUGEPAGE) == 0;
+#ifndef MADV_HUGEPAGE
+  (void)want_huge;
+#else
+  advised_ = want_huge && ::madvise(base_, capacity_, MADV_HUGEPAGE) == 0;
 #endif
   ORK_ARENA_POISON(base_, capacity_);  // under ASan, what is not handed out is not to be touched
 }

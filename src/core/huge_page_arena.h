@@ -38,7 +38,8 @@ class HugePageArena {
   size_t used() const { return used_; }          // bytes handed out, with the alignment padding
   const uint8_t* data() const { return base_; }
   // Whether madvise(MADV_HUGEPAGE) accepted the mapping (false: no transparent huge pages in this
-  // kernel, or not Linux). Whether the kernel then backs it with huge pages is its choice.
+  // kernel, not Linux, or ORK_HUGE_PAGES=0 in the environment, which asks for none). Whether the
+  // kernel then backs it with huge pages is its choice.
   bool advised() const { return advised_; }
 
  private:

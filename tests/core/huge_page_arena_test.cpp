@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -135,6 +136,23 @@ TEST(HugePageArena, IsAdvisedForHugePagesWhereTheKernelHasThem) {
   const int eligible = thp_eligible(arena.data());
   if (eligible < 0) GTEST_SKIP() << "no THPeligible field in /proc/self/smaps";
   EXPECT_EQ(eligible, 1);
+}
+
+TEST(HugePageArena, OrkHugePagesZeroAsksForNone) {
+  ::setenv("ORK_HUGE_PAGES", "0", 1);
+  HugePageArena off(1);
+  ::unsetenv("ORK_HUGE_PAGES");
+  EXPECT_FALSE(off.advised());
+  EXPECT_NE(off.take(64), nullptr);  // ordinary memory, still an arena
+  if (thp_mode() == "madvise" || thp_mode() == "always") {
+    EXPECT_TRUE(HugePageArena(1).advised());
+    if (!emulated() && thp_eligible(off.data()) >= 0) {
+      EXPECT_EQ(thp_eligible(off.data()), thp_mode() == "always" ? 1 : 0);
+    }
+  }
+  ::setenv("ORK_HUGE_PAGES", "maybe", 1);
+  EXPECT_THROW(HugePageArena(1), Error);  // a malformed value names the variable (core/env.h)
+  ::unsetenv("ORK_HUGE_PAGES");
 }
 
 }  // namespace
