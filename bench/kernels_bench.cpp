@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "core/checked.h"
 #include "core/huge_page_arena.h"
 #include "core/thread_pool.h"
 #include "ops/gemm_i8.h"
@@ -158,7 +157,9 @@ void BM_QPanelsModelDecode(benchmark::State& state) {
   struct Layer {
     ops::QPanels q, k, v, o, gate, up, down;
   };
-  const auto slice = [&](int64_t n, int64_t k) { return align_up(ops::QPanels::packed_bytes(type, n, k), 64); };
+  const auto slice = [&](int64_t n, int64_t k) {
+    return int64_t(HugePageArena::slice_bytes(ops::QPanels::packed_bytes(type, n, k)));
+  };
   HugePageArena arena(size_t(layers * (4 * slice(embd, embd) + 2 * slice(ff, embd) + slice(embd, ff)) +
                              slice(vocab, embd)));
   const auto pack = [&](int64_t n, int64_t k) {

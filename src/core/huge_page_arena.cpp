@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/checked.h"
 #include "core/env.h"
 #include "core/error.h"
 
@@ -26,7 +27,7 @@ HugePageArena::HugePageArena(size_t capacity) {
   const bool want_huge = env_flag("ORK_HUGE_PAGES", true);  // read first: a malformed value throws
   if (capacity == 0) return;
   ORK_CHECK(capacity <= (size_t(1) << 48), "HugePageArena: ", capacity, " bytes is more than any mapping");
-  capacity_ = (capacity + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  capacity_ = size_t(align_up(capacity, kHugePageBytes));
   // One huge page more than asked, so a 2 MiB-aligned start fits inside; the unused head and tail
   // are never written, so they take no memory.
   map_bytes_ = capacity_ + kHugePageBytes;
@@ -50,7 +51,7 @@ HugePageArena::~HugePageArena() {
 }
 
 uint8_t* HugePageArena::take(size_t bytes) {
-  const size_t start = (used_ + kSliceAlign - 1) / kSliceAlign * kSliceAlign;
+  const size_t start = slice_bytes(used_);
   ORK_CHECK(start <= capacity_ && bytes <= capacity_ - start, "HugePageArena: ", bytes, " bytes asked, ",
             capacity_ - std::min(start, capacity_), " left of ", capacity_);
   used_ = start + bytes;

@@ -33,6 +33,9 @@ class HugePageArena {
   // The next `bytes` bytes, 64-byte aligned, zero until written. Throws ork::Error when fewer than
   // that are left.
   uint8_t* take(size_t bytes);
+  // What a slice of `bytes` takes of the capacity, its alignment padding included: an arena of the
+  // sum of these over its slices holds them all.
+  static constexpr size_t slice_bytes(size_t bytes) { return (bytes + kSliceAlign - 1) / kSliceAlign * kSliceAlign; }
 
   size_t capacity() const { return capacity_; }  // bytes mapped (a multiple of kHugePageBytes)
   size_t used() const { return used_; }          // bytes handed out, with the alignment padding

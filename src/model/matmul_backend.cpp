@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "core/checked.h"
 #include "core/error.h"
 #include "core/huge_page_arena.h"
 #include "core/quote.h"
@@ -75,7 +74,7 @@ CpuMatmul::CpuMatmul(ThreadPool& pool, ops::MatmulMode mode, const Weights* weig
   uint64_t arena_bytes = 0;
   for (const Linear* lin : weights->linears())
     if (packs(*lin))
-      arena_bytes += align_up(ops::QPanels::packed_bytes(lin->w->type, lin->n, lin->k), HugePageArena::kSliceAlign);
+      arena_bytes += HugePageArena::slice_bytes(ops::QPanels::packed_bytes(lin->w->type, lin->n, lin->k));
   arena_ = std::make_unique<HugePageArena>(size_t(arena_bytes));
   for (const Linear* lin : weights->linears()) {
     if (!packs(*lin)) continue;

@@ -527,7 +527,7 @@ QPanels QPanels::pack(quant::Type type, const void* data, int64_t n, int64_t k, 
                       HugePageArena* arena) {
   QPanels out = shaped(type, n, k);
   const Geometry g = geometry(type);
-  const int64_t nb = k / g.block_elems;
+  const int64_t nb = out.blocks();
   const uint64_t total = out.bytes();
   uint8_t* mem = nullptr;
   if (arena != nullptr) {

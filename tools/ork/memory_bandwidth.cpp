@@ -44,7 +44,7 @@ uint64_t sum_in_parts(ThreadPool& pool, const uint64_t* p, size_t n) {
 }
 
 double copy_bandwidth_gbs(ThreadPool& pool, size_t bytes, int passes) {
-  HugePageArena arena(2 * bytes + HugePageArena::kSliceAlign);
+  HugePageArena arena(2 * HugePageArena::slice_bytes(bytes));
   uint8_t* const src = arena.take(bytes);
   uint8_t* const dst = arena.take(bytes);
   pool.run([&](int i, int n) {
