@@ -107,6 +107,12 @@ TEST(OrkBench, JsonReportIsConsistent) {
     }
     const double paired = json_number(r.out, "decode_read_fraction_paired");
     EXPECT_NEAR(paired, 0.5 * (fractions[0] + fractions[1]), 2e-5 * paired);
+    // The threads' arithmetic: rates, and one threads'-worth figure after each repetition.
+    EXPECT_GT(json_number(r.out, "compute_gb_per_s"), 0);
+    EXPECT_GT(json_number(r.out, "compute_one_thread_gb_per_s"), 0);
+    const std::vector<double> cores = json_array(r.out, "compute_cores_paired_runs");
+    ASSERT_EQ(cores.size(), 2u) << r.out;
+    for (double c : cores) EXPECT_GT(c, 0) << r.out;
   }
 }
 
@@ -123,6 +129,7 @@ TEST(OrkBench, PromptTestCanBeSkippedAndTableIsDefault) {
   EXPECT_NE(t.out.find("| tg2 "), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("of the read bandwidth"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("measured around each repetition"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("threads' worth"), std::string::npos) << t.out;
 }
 
 TEST(OrkBench, PinnedThreadsRun) {

@@ -8,6 +8,7 @@
 
 #include "core/huge_page_arena.h"
 #include "core/thread_pool.h"
+#include "ork/compute_probe.h"
 #include "ork/memory_bandwidth.h"
 
 namespace ork::cli {
@@ -40,6 +41,24 @@ TEST(ReadProbe, MeasuresArenaMemoryAsTheWeightPanelsAre) {
   const double copy = copy_bandwidth_gbs(pool, size_t(4) << 20, 2);
   EXPECT_GT(copy, 0.0);
   EXPECT_LT(copy, 1e5);
+}
+
+TEST(ComputeProbe, RatesArePositiveAndOneThreadIsOneThreadsWorth) {
+  for (const int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    ComputeProbe probe(pool);
+    const ComputeProbe::Rate r = probe.measure(2);
+    EXPECT_GT(r.all_gbs, 0.0) << threads;
+    EXPECT_LT(r.all_gbs, 1e5) << threads;  // GB/s: a finite rate
+    EXPECT_GT(r.one_gbs, 0.0) << threads;
+    EXPECT_NEAR(r.cores(), r.all_gbs / r.one_gbs, 1e-12);
+    // One thread both ways: the same loop on the same rows — a ratio near 1 (timing: a wide band).
+    if (threads == 1) {
+      EXPECT_GT(r.cores(), 0.3);
+      EXPECT_LT(r.cores(), 3.0);
+    }
+  }
+  EXPECT_EQ(ComputeProbe::Rate{}.cores(), 0.0);  // no one-thread rate: no ratio, not a division by zero
 }
 
 }  // namespace

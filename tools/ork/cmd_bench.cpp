@@ -15,6 +15,7 @@
 #include "device_flags.h"
 #include "bench_speculative.h"
 #include "board_report.h"
+#include "compute_probe.h"
 #include "runtime/hybrid_matmul.h"
 #include "speculative_flags.h"
 #include "core/json.h"
@@ -166,7 +167,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
   // The read rate, measured next to each decode repetition: before the first, then after each (the
   // higher of the two around a repetition is its reference), since a shared machine's rate drifts.
   std::optional<ReadProbe> probe(std::in_place, engine.pool(), bw_bytes);
-  std::vector<double> paired_read;
+  // And the arithmetic the threads got, after each repetition (compute_probe.h).
+  std::optional<ComputeProbe> compute;
+  if (n_gen > 0) compute.emplace(engine.pool());
+  std::vector<double> paired_read, paired_cores;
   double read_before = n_gen > 0 ? probe->gbs(kPairedPasses) : 0.0;
   for (int r = 0; r < reps && n_gen > 0; ++r) {
     const std::vector<int32_t> tokens = random_tokens(n_gen, n_vocab, uint32_t(200 + r));
@@ -177,6 +181,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     const double read_after = probe->gbs(kPairedPasses);
     paired_read.push_back(std::max(read_before, read_after));
     read_before = read_after;
+    paired_cores.push_back(compute->measure(kPairedPasses).cores());
   }
   if (board) {
     board->end = board_snapshot(engine);
@@ -187,6 +192,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const uint64_t wbytes = weight_bytes_per_token(engine.model());
   const double read_gbs = probe->gbs(7);
   const bool huge_pages = probe->huge_pages_advised();
+  const ComputeProbe::Rate compute_rate = compute ? compute->measure(7) : ComputeProbe::Rate{};
+  compute.reset();
   probe.reset();  // its buffer is freed before the copy test allocates two
   const double mem_gbs = copy_bandwidth_gbs(engine.pool(), bw_bytes, 7);
   const Stats spp = stats(pp), stg = stats(tg);
@@ -234,6 +241,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
     array("read_gb_per_s_paired_runs", paired_read);
     array("decode_read_fraction_paired_runs", paired_fraction);
     j.key("decode_read_fraction_paired").value(paired);
+    // The threads' arithmetic: an L2-resident Q4_K decode matmul, best of 7, every thread and one
+    // thread on its share; after each repetition their ratio (threads' worth of compute).
+    j.key("compute_gb_per_s").value(compute_rate.all_gbs);
+    j.key("compute_one_thread_gb_per_s").value(compute_rate.one_gbs);
+    array("compute_cores_paired_runs", paired_cores);
     if (board) j.key("board_model").raw(board->to_json());
     if (engine.hybrid() != nullptr) j.key("schedule").raw(engine.hybrid()->stats().to_json());
     if (wants_speculative(args) && n_gen > 0) bench_speculative(args, engine, draft.get(), n_gen, reps, &j);
@@ -258,6 +270,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
     if (n_gen > 0)
       std::printf("against the read bandwidth measured around each repetition: %.0f%% (median of %zu)\n",
                   100.0 * paired, paired_fraction.size());
+    if (n_gen > 0)
+      std::printf("arithmetic (an L2-resident Q4_K decode matmul): %.1f GB/s on %d threads, %.1f on one; "
+                  "after each repetition %.2f threads' worth (median)\n",
+                  compute_rate.all_gbs, engine.threads(), compute_rate.one_gbs, stats(paired_cores).median);
     if (board) std::printf("%s\n", board->to_text().c_str());
     if (wants_speculative(args) && n_gen > 0) bench_speculative(args, engine, draft.get(), n_gen, reps, nullptr);
   }
