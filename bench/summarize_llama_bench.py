@@ -2,10 +2,16 @@
 # Per GGUF file, the summary bench/compare_llama_bench.sh prints after its runs, from the run lines
 # of one or more of its outputs (JSONL: {"program": "ork bench" | "llama-bench", "file": …, "run": …};
 # summary lines are skipped): medians over all repetitions with min, max and median absolute
-# deviation, the ratios ork ÷ llama.cpp of the medians, ork's paired decode ÷ read rate fractions.
+# deviation, the ratios ork ÷ llama.cpp of the medians, ork's paired decode ÷ read rate fractions
+# (also split by the arithmetic ork bench's compute probe found after each repetition).
 # Several outputs together summarize several runs of the same files as one.
 # usage: bench/summarize_llama_bench.py RUNS.jsonl...
 import json, statistics, sys
+
+# A repetition after which ork bench's compute probe found at least this fraction of the thread
+# count's worth of arithmetic ran on cores of its own; below, the threads shared execution (on the
+# development VM the figure is bimodal: 1.6–1.7 or 1.0 for 2 threads, docs/ops.md "eighth session").
+OWN_CORES = 0.65
 
 
 def spread(v):
@@ -43,6 +49,15 @@ def main():
             s["ork_decode_read_fraction_median"] = statistics.median(r["decode_read_fraction"] for r in ork)
             # Every repetition's decode over the read rate measured around it (ork bench's paired runs).
             s["ork_decode_read_fraction_paired"] = spread([v for r in ork for v in r["decode_read_fraction_paired_runs"]])
+            # The same, split by the arithmetic the threads got after each repetition (ork bench's
+            # compute probe; runs from before it have none): "own_cores" where it found at least
+            # kOwnCores of the thread count's worth, "shared" below (e.g. two vCPUs on one core).
+            by = {"own_cores": [], "shared": []}
+            for r in ork:
+                for f, c in zip(r["decode_read_fraction_paired_runs"], r.get("compute_cores_paired_runs", [])):
+                    by["own_cores" if c >= OWN_CORES * r["threads"] else "shared"].append(f)
+            if by["own_cores"] or by["shared"]:
+                s["ork_decode_read_fraction_paired_by_compute"] = {k: spread(v) for k, v in by.items()}
             if lpp and ltg:
                 s["pp_ratio"] = s["ork_pp128"]["median"] / s["llama_cpp_pp128"]["median"]
                 s["tg_ratio"] = s["ork_tg64"]["median"] / s["llama_cpp_tg64"]["median"]
