@@ -51,7 +51,7 @@ def main():
             s["ork_decode_read_fraction_paired"] = spread([v for r in ork for v in r["decode_read_fraction_paired_runs"]])
             # The same, split by the arithmetic the threads got after each repetition (ork bench's
             # compute probe; runs from before it have none): "own_cores" where it found at least
-            # kOwnCores of the thread count's worth, "shared" below (e.g. two vCPUs on one core).
+            # OWN_CORES of the thread count's worth, "shared" below (e.g. two vCPUs on one core).
             by = {"own_cores": [], "shared": []}
             for r in ork:
                 for f, c in zip(r["decode_read_fraction_paired_runs"], r.get("compute_cores_paired_runs", [])):
