@@ -307,6 +307,24 @@ void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
   store_tile<RX, NP>(acc, ncol, y, ys);
 }
 
+// The zero-point corrections z·Σ_{e∈s} x of Q6_K and IQ4_XS are broadcast to every row's lane once
+// per sub-block. Made from the activation row's bsums as a scalar and moved into a vector
+// (vpbroadcastd from a general register) they cost the one-row Q6_K tile 5–7 % of its rate on
+// weights hot in L2 (IQ4_XS 2–3 %); made for the whole block with a few vector instructions and
+// stored, each is a broadcast load instead (docs/ops.md, "eighth session"). The same exact int32.
+//
+// 32·Σx of each of xb's 16 sub-blocks of 16 (Q6_K: q − 32): out[s] = 32·bsums[s].
+inline void q6_k_zero_sums(const quant::BlockQ8_K& xb, int32_t (&out)[16]) {
+  const __m512i bsums = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.bsums)));
+  _mm512_storeu_si512(out, _mm512_slli_epi32(bsums, 5));
+}
+// 128·Σx of each of xb's 8 sub-blocks of 32 (IQ4_XS: grid + 128): out[j] = 128·(bsums[2j] + bsums[2j + 1]).
+inline void iq4_xs_zero_sums(const quant::BlockQ8_K& xb, int32_t (&out)[8]) {
+  const __m256i sums = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.bsums)),
+                                         _mm256_set1_epi16(1));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_slli_epi32(sums, 7));
+}
+
 // The mins term Σ_s m_s·Σ_{e∈s} x of Q4_K / Q5_K as four vpdpwssd — one per pair of sub-blocks, on
 // int16 pairs (m of sub 2k, m of sub 2k+1) per row against (Σx of sub 2k, Σx of sub 2k+1): the same
 // exact int32 as eight vpmulld and adds (m ≤ 63, |Σx| ≤ 32·128 = 4096), in half the instructions.
@@ -624,9 +642,9 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t, int64_t, int nc
 //
 // The int32 sum t of one panel's block (qpanels.h, "Q6_K"), whose quants are at `g` and int8
 // sub-block scales at `sc` (sc[sub][row]); `next` is the panel's share of the next block, asked for
-// into L2 in four parts of `part` bytes.
+// into L2 in four parts of `part` bytes; zero_sums: the block's 32·Σx per sub-block (q6_k_zero_sums).
 inline __m512i q6_k_panel_block(const uint8_t* g, const uint8_t* sc, const quant::BlockQ8_K& xb,
-                                 const uint8_t* next, int64_t part) {
+                                 const int32_t (&zero_sums)[16], const uint8_t* next, int64_t part) {
   const __m512i m4 = _mm512_set1_epi8(15);
   const __m512i m30 = _mm512_set1_epi8(0x30);
   constexpr int kAOrBAndC = 0xF8;  // vpternlogd truth table of a | (b & c)
@@ -660,9 +678,8 @@ inline __m512i q6_k_panel_block(const uint8_t* g, const uint8_t* sc, const quant
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
       const int sub = 8 * h + 2 * k + half;
-      const __m512i corr = _mm512_set1_epi32(32 * int32_t(xb.bsums[sub]));
       const __m512i scv = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + 16 * sub)));
-      t = _mm512_add_epi32(t, _mm512_mullo_epi32(_mm512_sub_epi32(p[k], corr), scv));
+      t = _mm512_add_epi32(t, _mm512_mullo_epi32(_mm512_sub_epi32(p[k], _mm512_set1_epi32(zero_sums[sub])), scv));
     }
   }
   return t;
@@ -681,9 +698,11 @@ void tile_q6_k_one_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t, i
     const uint8_t* q = kQ6_KPairs.quants(panels, b, 0);
     const uint8_t* sc = kQ6_KPairs.scales(panels, b, 0);
     const uint8_t* next = pair_block_ahead(panels, 2 * pb, kQ6_KPairs.block(), nb, b + 1);  // never null
+    int32_t zero_sums[16];
+    q6_k_zero_sums(xb[b], zero_sums);
 #pragma GCC unroll 1
     for (int c = 0; c < NP; ++c) {
-      const __m512i t = q6_k_panel_block(q + c * kQC, sc + c * kSC + 32, xb[b], next + 4 * c * kPart, kPart);
+      const __m512i t = q6_k_panel_block(q + c * kQC, sc + c * kSC + 32, xb[b], zero_sums, next + 4 * c * kPart, kPart);
       const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * kSC)));
       acc[0][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xb[b].d)), _mm512_cvtepi32_ps(t), acc[0][c]);
     }
@@ -711,6 +730,9 @@ void tile_iq4_xs_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb
     const uint8_t* sc = panels + b * kPanelIQ4XSScaleBytes;
     __m512i t[RX][NP];
     zero(t);
+    int32_t zero_sums[RX][8];
+#pragma GCC unroll 8
+    for (int i = 0; i < RX; ++i) iq4_xs_zero_sums(xr[i][b], zero_sums[i]);
 #pragma GCC unroll 1
     for (int j = 0; j < 8; ++j) {
       if (RX == 1) prefetch_part<NP>(next, pb, kPanelQ4KQuantBytes, j, 8);
@@ -741,11 +763,9 @@ void tile_iq4_xs_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb
         const __m512i lv = _mm512_cvtepi8_epi32(
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc + c * pb + 32 + 16 * j)));
 #pragma GCC unroll 8
-        for (int i = 0; i < RX; ++i) {
-          const int32_t sx = int32_t(xr[i][b].bsums[2 * j]) + int32_t(xr[i][b].bsums[2 * j + 1]);
-          t[i][c] = _mm512_add_epi32(t[i][c],
-                                     _mm512_mullo_epi32(_mm512_sub_epi32(p[i][c], _mm512_set1_epi32(128 * sx)), lv));
-        }
+        for (int i = 0; i < RX; ++i)
+          t[i][c] = _mm512_add_epi32(
+              t[i][c], _mm512_mullo_epi32(_mm512_sub_epi32(p[i][c], _mm512_set1_epi32(zero_sums[i][j])), lv));
       }
     }
     add_super_block<RX, NP>(t, sc, pb, xr, b, acc);
