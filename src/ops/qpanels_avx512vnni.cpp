@@ -381,6 +381,7 @@ void tile_q45_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb,
     for (int h = 0; h < 2; ++h) {
       const int sub = 2 * j + h;
       if (RX == 1) prefetch_part<NP>(next, pb, kQuantBytes, sub, 8);
+      [[maybe_unused]] const __m512i bit = _mm512_set1_epi8(char(1 << sub));  // Q5_K: sub's bit of a qh byte
       __m512i p[RX][NP];
       zero(p);
       const uint8_t* qj = q + j * 8 * kPanelGroupBytes;
@@ -392,11 +393,9 @@ void tile_q45_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb,
         for (int c = 0; c < NP; ++c) {
           const __m512i v = _mm512_load_si512(reinterpret_cast<const void*>(qj + c * pb + g * kPanelGroupBytes));
           w[c] = _mm512_and_si512(h ? _mm512_srli_epi16(v, 4) : v, m4);
-          if constexpr (Q5) {
+          if constexpr (Q5) {  // + 16 where the qh byte has sub's bit (vptestmb, a masked vpaddb)
             const __m512i hv = _mm512_load_si512(reinterpret_cast<const void*>(qh + c * pb + g * kPanelGroupBytes));
-            const __m512i hb = sub <= 4 ? _mm512_sll_epi16(hv, _mm_cvtsi32_si128(4 - sub))
-                                        : _mm512_srl_epi16(hv, _mm_cvtsi32_si128(sub - 4));
-            w[c] = _mm512_ternarylogic_epi32(w[c], hb, m10, 0xF8);  // w | (hb & 0x10)
+            w[c] = _mm512_mask_add_epi8(w[c], _mm512_test_epi8_mask(hv, bit), w[c], m10);
           }
         }
 #pragma GCC unroll 8
