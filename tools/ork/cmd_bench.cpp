@@ -167,9 +167,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
   // The read rate, measured next to each decode repetition: before the first, then after each (the
   // higher of the two around a repetition is its reference), since a shared machine's rate drifts.
   std::optional<ReadProbe> probe(std::in_place, engine.pool(), bw_bytes);
-  // And the arithmetic the threads got, after each repetition (compute_probe.h).
+  // And, when the CPU decodes, the arithmetic its threads got, after each repetition (compute_probe.h).
   std::optional<ComputeProbe> compute;
-  if (n_gen > 0) compute.emplace(engine.pool());
+  if (n_gen > 0 && engine.device() == nullptr) compute.emplace(engine.pool());
   std::vector<double> paired_read, paired_cores;
   double read_before = n_gen > 0 ? probe->gbs(kPairedPasses) : 0.0;
   for (int r = 0; r < reps && n_gen > 0; ++r) {
@@ -181,7 +181,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     const double read_after = probe->gbs(kPairedPasses);
     paired_read.push_back(std::max(read_before, read_after));
     read_before = read_after;
-    paired_cores.push_back(compute->measure(kPairedPasses).cores());
+    if (compute) paired_cores.push_back(compute->measure(kPairedPasses).cores());
   }
   if (board) {
     board->end = board_snapshot(engine);
@@ -241,11 +241,13 @@ int cmd_bench(const std::vector<std::string>& argv) {
     array("read_gb_per_s_paired_runs", paired_read);
     array("decode_read_fraction_paired_runs", paired_fraction);
     j.key("decode_read_fraction_paired").value(paired);
-    // The threads' arithmetic: an L2-resident Q4_K decode matmul, best of 7, every thread and one
-    // thread on its share; after each repetition their ratio (threads' worth of compute).
-    j.key("compute_gb_per_s").value(compute_rate.all_gbs);
-    j.key("compute_one_thread_gb_per_s").value(compute_rate.one_gbs);
-    array("compute_cores_paired_runs", paired_cores);
+    // The threads' arithmetic (a CPU decode): an L2-resident Q4_K decode matmul, best of 7, every
+    // thread and one thread on its share; after each repetition their ratio (threads' worth).
+    if (!paired_cores.empty()) {
+      j.key("compute_gb_per_s").value(compute_rate.all_gbs);
+      j.key("compute_one_thread_gb_per_s").value(compute_rate.one_gbs);
+      array("compute_cores_paired_runs", paired_cores);
+    }
     if (board) j.key("board_model").raw(board->to_json());
     if (engine.hybrid() != nullptr) j.key("schedule").raw(engine.hybrid()->stats().to_json());
     if (wants_speculative(args) && n_gen > 0) bench_speculative(args, engine, draft.get(), n_gen, reps, &j);
@@ -270,7 +272,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     if (n_gen > 0)
       std::printf("against the read bandwidth measured around each repetition: %.0f%% (median of %zu)\n",
                   100.0 * paired, paired_fraction.size());
-    if (n_gen > 0)
+    if (!paired_cores.empty())
       std::printf("arithmetic (an L2-resident Q4_K decode matmul): %.1f GB/s on %d threads, %.1f on one; "
                   "after each repetition %.2f threads' worth (median)\n",
                   compute_rate.all_gbs, engine.threads(), compute_rate.one_gbs, stats(paired_cores).median);

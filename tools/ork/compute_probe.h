@@ -5,7 +5,7 @@
 // thread count on cores of their own, about 1 when they share one core's execution — as the
 // development VM's two vCPUs do in phases (docs/ops.md, "eighth session"), or a thread on a slower
 // core would. A decode with real arithmetic per byte is compute-bound in such phases, whatever the
-// read probe reads.
+// read probe reads. `ork bench` runs it when the CPU decodes.
 // Not thread-safe (one caller; it runs loops on the pool it was given and on its own one-thread pool).
 #pragma once
 
