@@ -54,8 +54,8 @@ def main():
             # OWN_CORES of the thread count's worth, "shared" below (e.g. two vCPUs on one core).
             by = {"own_cores": [], "shared": []}
             for r in ork:
-                for f, c in zip(r["decode_read_fraction_paired_runs"], r.get("compute_cores_paired_runs", [])):
-                    by["own_cores" if c >= OWN_CORES * r["threads"] else "shared"].append(f)
+                for frac, cores in zip(r["decode_read_fraction_paired_runs"], r.get("compute_cores_paired_runs", [])):
+                    by["own_cores" if cores >= OWN_CORES * r["threads"] else "shared"].append(frac)
             if by["own_cores"] or by["shared"]:
                 s["ork_decode_read_fraction_paired_by_compute"] = {k: spread(v) for k, v in by.items()}
             if lpp and ltg:

@@ -310,9 +310,15 @@ void tile_legacy(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb, int 
 // The zero-point corrections z·Σ_{e∈s} x of Q6_K and IQ4_XS are broadcast to every row's lane once
 // per sub-block. Made from the activation row's bsums as a scalar and moved into a vector
 // (vpbroadcastd from a general register) they cost the one-row Q6_K tile 5–7 % of its rate on
-// weights hot in L2 (IQ4_XS 2–3 %); made for the whole block with a few vector instructions and
+// weights hot in L2 (IQ4_XS 0–3 %); made for the whole block with a few vector instructions and
 // stored, each is a broadcast load instead (docs/ops.md, "eighth session"). The same exact int32.
 //
+// The sums Σx of xb's eight sub-blocks of 32 (bsums[2j] + bsums[2j + 1]) as int32: the Q4_K / Q5_K
+// mins and IQ4_XS's zero point both weigh them.
+inline __m256i sub_block_sums(const quant::BlockQ8_K& xb) {
+  return _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.bsums)), _mm256_set1_epi16(1));
+}
+
 // 32·Σx of each of xb's 16 sub-blocks of 16 (Q6_K: q − 32): out[s] = 32·bsums[s].
 inline void q6_k_zero_sums(const quant::BlockQ8_K& xb, int32_t (&out)[16]) {
   const __m512i bsums = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.bsums)));
@@ -320,9 +326,7 @@ inline void q6_k_zero_sums(const quant::BlockQ8_K& xb, int32_t (&out)[16]) {
 }
 // 128·Σx of each of xb's 8 sub-blocks of 32 (IQ4_XS: grid + 128): out[j] = 128·(bsums[2j] + bsums[2j + 1]).
 inline void iq4_xs_zero_sums(const quant::BlockQ8_K& xb, int32_t (&out)[8]) {
-  const __m256i sums = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.bsums)),
-                                         _mm256_set1_epi16(1));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_slli_epi32(sums, 7));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_slli_epi32(sub_block_sums(xb), 7));
 }
 
 // The mins term Σ_s m_s·Σ_{e∈s} x of Q4_K / Q5_K as four vpdpwssd — one per pair of sub-blocks, on
@@ -334,8 +338,7 @@ inline void iq4_xs_zero_sums(const quant::BlockQ8_K& xb, int32_t (&out)[8]) {
 //
 // The sums of xb's sub-blocks 2k and 2k+1 as an int16 pair, broadcast: pairs[k], k = 0..3.
 inline void sub_sum_pairs(const quant::BlockQ8_K& xb, __m512i (&pairs)[4]) {
-  const __m256i s = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.bsums)),
-                                      _mm256_set1_epi16(1));  // 8 int32: the sub-block sums
+  const __m256i s = sub_block_sums(xb);
   // Per 128-bit lane, its four sums as int16 (twice): int32 0, 1 hold subs (0, 1), (2, 3); 4, 5 (4, 5), (6, 7).
   const __m512i packed = _mm512_castsi256_si512(_mm256_packs_epi32(s, s));
   constexpr int kAt[4] = {0, 1, 4, 5};

@@ -9,7 +9,6 @@
 // Not thread-safe (one caller; it runs loops on the pool it was given and on its own one-thread pool).
 #pragma once
 
-#include <memory>
 #include <vector>
 
 #include "core/huge_page_arena.h"

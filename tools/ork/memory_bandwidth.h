@@ -11,7 +11,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
 #include "core/huge_page_arena.h"
 #include "core/thread_pool.h"
