@@ -3,7 +3,9 @@
 # of one or more of its outputs (JSONL: {"program": "ork bench" | "llama-bench", "file": …, "run": …};
 # summary lines are skipped): medians over all repetitions with min, max and median absolute
 # deviation, the ratios ork ÷ llama.cpp of the medians, ork's paired decode ÷ read rate fractions
-# (also split by the arithmetic ork bench's compute probe found after each repetition).
+# (also split by the arithmetic ork bench's compute probe found after each repetition), and where the
+# llama-bench lines carry `ork probe cpu` before and after them, llama.cpp's decode ÷ read rate the
+# same way and both programs' decode split by that machine state.
 # Several outputs together summarize several runs of the same files as one.
 # usage: bench/summarize_llama_bench.py RUNS.jsonl...
 import json, statistics, sys
@@ -58,6 +60,41 @@ def main():
                     by["own_cores" if cores >= OWN_CORES * r["threads"] else "shared"].append(frac)
             if by["own_cores"] or by["shared"]:
                 s["ork_decode_read_fraction_paired_by_compute"] = {k: spread(v) for k, v in by.items()}
+                tg_by = {"own_cores": [], "shared": []}
+                for r in ork:
+                    for tps, cores in zip(r["tg_tok_per_s_runs"], r.get("compute_cores_paired_runs", [])):
+                        tg_by["own_cores" if cores >= OWN_CORES * r["threads"] else "shared"].append(tps)
+                s["ork_tg64_by_compute"] = {k: spread(v) for k, v in tg_by.items()}
+            # llama.cpp's decode over the read rate `ork probe cpu` measured around its run (the higher
+            # of the two, as ork bench pairs), in ork's bytes a token; split by the state both probes
+            # agree on (a run whose probes disagree is counted in neither split).
+            wbytes = ork[0]["weight_bytes_per_token"]
+            lfrac, lby, lfrac_by = [], {"own_cores": [], "shared": []}, {"own_cores": [], "shared": []}
+            for l in ls:
+                if l["program"] != "llama-bench" or "probe_before" not in l:
+                    continue
+                pb, pa = l["probe_before"], l["probe_after"]
+                read = max(pb["read_gb_per_s"], pa["read_gb_per_s"])
+                own = [p["compute_cores"] >= OWN_CORES * p["threads"] for p in (pb, pa)]
+                state = ("own_cores" if own[0] else "shared") if own[0] == own[1] else None
+                for t in l["run"]:
+                    if t["n_prompt"] != 0:
+                        continue
+                    for tps in t["samples_ts"]:
+                        frac = tps * wbytes / 1e9 / read
+                        lfrac.append(frac)
+                        if state:
+                            lby[state].append(tps)
+                            lfrac_by[state].append(frac)
+            if lfrac:
+                s["llama_cpp_decode_read_fraction_paired"] = spread(lfrac)
+                s["llama_cpp_decode_read_fraction_paired_by_compute"] = {k: spread(v) for k, v in lfrac_by.items()}
+                s["llama_cpp_tg64_by_compute"] = {k: spread(v) for k, v in lby.items()}
+                if "ork_tg64_by_compute" in s:
+                    s["tg_ratio_by_compute"] = {
+                        k: (s["ork_tg64_by_compute"][k]["median"] / lby_m["median"]
+                            if s["ork_tg64_by_compute"][k] and lby_m else None)
+                        for k, lby_m in s["llama_cpp_tg64_by_compute"].items()}
             if lpp and ltg:
                 s["pp_ratio"] = s["ork_pp128"]["median"] / s["llama_cpp_pp128"]["median"]
                 s["tg_ratio"] = s["ork_tg64"]["median"] / s["llama_cpp_tg64"]["median"]

@@ -139,6 +139,31 @@ TEST_F(Cli, ProbesOnTheSimulator) {
   EXPECT_NE(small.out.find("\"buffers\":3,"), std::string::npos) << small.out;  // 256 MiB: slot 0 holds page 0
 }
 
+TEST_F(Cli, ProbeCpuMeasuresTheReadRateAndTheThreadsArithmetic) {
+  const Result j = run_ork("probe cpu -t 2 --passes 1 --bw-mib 16 --json", dir_);
+  ASSERT_EQ(j.status, 0) << j.err;
+  for (const char* key : {"\"machine\":", "\"threads\":2,", "\"read_gb_per_s\":", "\"compute_gb_per_s\":",
+                          "\"compute_one_thread_gb_per_s\":", "\"compute_cores\":"}) {
+    EXPECT_NE(j.out.find(key), std::string::npos) << key << " in " << j.out;
+  }
+  const auto number_after = [&](const std::string& key) {
+    const size_t at = j.out.find("\"" + key + "\":");
+    return at == std::string::npos ? -1.0 : std::stod(j.out.substr(at + key.size() + 3));
+  };
+  EXPECT_GT(number_after("read_gb_per_s"), 0.0);
+  EXPECT_GT(number_after("compute_gb_per_s"), 0.0);
+  EXPECT_GT(number_after("compute_cores"), 0.0);
+  const Result text = run_ork("probe cpu -t 1 --passes 1 --bw-mib 16", dir_);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("1 threads"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("threads' worth"), std::string::npos) << text.out;
+  for (const char* bad : {"probe cpu --passes 0", "probe cpu -t -1", "probe cpu --bw-mib x", "probe cpu --model m"}) {
+    const Result r = run_ork(bad, dir_);
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << bad << ": " << r.err;
+  }
+}
+
 TEST_F(Cli, ProbeRegcmdPrintsTasksAndEntries) {
   const Result j = run_ork("probe regcmd --dtype i8 -m 4 -k 64 -n 32 --addr-a 0x1000 --addr-b 0x2000 "
                            "--addr-c 0x3000 --addr-regcmd 0x4000 --json", dir_);

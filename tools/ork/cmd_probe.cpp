@@ -1,6 +1,7 @@
 // ork probe — the NPU probes a board owner runs first: matmul (the parity self-test, in phases),
 // dma (the IOVA wall per domain), stream (cycling weights through the window without leaking),
-// report (all of them in one file for a bug report), regcmd (the exact register commands of a matmul).
+// report (all of them in one file for a bug report), regcmd (the exact register commands of a matmul);
+// and cpu (the memory's read rate and the threads' arithmetic, for the CPU path).
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "npu/probe_regcmd.h"
 #include "npu/probe_stream.h"
 #include "probe_calibrate.h"
+#include "probe_cpu.h"
 #include "probe_persist.h"
 #include "probe_report.h"
 
@@ -35,7 +37,7 @@ const std::vector<OptionSpec> kProbeOptions = {
 };
 
 const char* kProbeUsage =
-    "usage: ork probe (matmul | dma | stream | report | regcmd | persist | calibrate) [options]\n"
+    "usage: ork probe (matmul | dma | stream | report | regcmd | persist | calibrate | cpu) [options]\n"
     "  matmul   the matmul parity suite on the device against the CPU: one-task shapes, then\n"
     "           chained tasks on one core, then all cores; stops at the first failure\n"
     "  dma      allocate buffers until the IOVA window is full, in each domain\n"
@@ -46,7 +48,9 @@ const char* kProbeUsage =
     "  persist  per weight: pack vs load-from-.orkpack time and a byte-identical round trip\n"
     "           (ork probe persist --help)\n"
     "  calibrate  measure the board cost model's parameters and write a board profile\n"
-    "           (ork probe calibrate --help)\n\n";
+    "           (ork probe calibrate --help)\n"
+    "  cpu      the memory's read rate and how many threads' worth of arithmetic the threads get\n"
+    "           now, as ork bench measures them around each decode (ork probe cpu --help)\n\n";
 
 const std::vector<OptionSpec> kRegcmdOptions = {
     {{"--dtype"}, true, "i8 | f16 (default i8)"},
@@ -111,8 +115,9 @@ int cmd_probe(const std::vector<std::string>& argv) {
   if (which == "report") return probe_report(rest);
   if (which == "regcmd") return probe_regcmd(rest);
   if (which == "calibrate") return probe_calibrate(rest);
+  if (which == "cpu") return probe_cpu(rest);
   if (which != "dma" && which != "stream" && which != "matmul") {
-    throw UsageError{"unknown probe '" + which + "' (matmul, dma, stream, report, regcmd, persist, calibrate)"};
+    throw UsageError{"unknown probe '" + which + "' (matmul, dma, stream, report, regcmd, persist, calibrate, cpu)"};
   }
   std::vector<OptionSpec> specs = kProbeOptions;
   specs.insert(specs.end(), kSimOptions.begin(), kSimOptions.end());

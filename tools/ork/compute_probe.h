@@ -4,8 +4,10 @@
 // share. Their ratio, cores(), is how many threads' worth of arithmetic the pool got: about the
 // thread count on cores of their own, about 1 when they share one core's execution — as the
 // development VM's two vCPUs do in phases (docs/ops.md, "eighth session"), or a thread on a slower
-// core would. A decode with real arithmetic per byte is compute-bound in such phases, whatever the
-// read probe reads. `ork bench` runs it when the CPU decodes.
+// core would. In such phases the threads cannot hide each other's arithmetic behind their memory
+// time (per thread a decode takes about the sum of the two: docs/ops.md, "ninth session"), so the
+// decode falls short of the read probe. `ork bench` runs it when the CPU decodes; `ork probe cpu`
+// alone.
 // Not thread-safe (one caller; it runs loops on the pool it was given and on its own one-thread pool).
 #pragma once
 
