@@ -90,22 +90,6 @@ inline const uint8_t* pair_block_ahead(const uint8_t* pair, int64_t pair_bytes, 
   if (a - nb < nb) return pair + pair_bytes + (a - nb) * block_bytes;
   return nullptr;
 }
-// The lines [first, last) that step `part` of `parts` asks for of a block of `lines` cache lines:
-// consecutive shares of lines·part / parts each, together every line once.
-struct LineRange {
-  int64_t first, last;
-};
-constexpr LineRange part_lines(int64_t lines, int part, int parts) {
-  return {part * lines / parts, (part + 1) * lines / parts};
-}
-// Step `part` of `parts` of asking for the block_bytes at p (64-byte aligned, a whole number of cache
-// lines): so a loop of `parts` steps asks for the whole block once, a share a step, instead of all at
-// once (the AVX-512 VNNI Q8_0 decode tile).
-template <PrefetchInto kInto = PrefetchInto::kL2>
-inline void prefetch_block_part(const uint8_t* p, int64_t block_bytes, int part, int parts) {
-  const LineRange r = part_lines(block_bytes / kCacheLineBytes, part, parts);
-  for (int64_t l = r.first; l < r.last; ++l) prefetch_line<kInto>(p + l * kCacheLineBytes);
-}
 // Part `part` of `parts` of the block at n, for every panel of the tile.
 template <int NP>
 inline void prefetch_part(const NextBlock& n, int64_t pb, int64_t quant_bytes, int part, int parts) {

@@ -201,21 +201,18 @@ void tile_pair32(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const 
   // line of the block ahead and leaves the rest to the hardware prefetcher, which follows the pair's
   // one stream: × 1.09–1.16 against every line (every other line 1.00–1.13, every eighth as every
   // fourth); Q8_0, consuming the stream twice as fast, measured × 0.93 with every fourth line.
-  // Q8_0 spreads its 17 lines over the block's eight byte groups (two or three a group) instead of
-  // asking for them at once: a whole decode × 1.02–1.03 in an in-process A/B, in both of the
-  // development VM's compute states (docs/ops.md, "ninth session").
   constexpr int64_t kAhead = (Q4 ? 1 : 2) * blocks_ahead(kPairs.block());
   constexpr int64_t kLineStep = (Q4 ? 4 : 1) * kCacheLineBytes;
   const int64_t pair_bytes = 2 * pb;
   for (int64_t b = 0; b < nb; ++b) {
-    // Stream t's block b + kAhead; past its end, the same stream's of the next call (S pairs on).
-    const uint8_t* ahead[S] = {};
-    if (RX == 1)
+    if (RX == 1) {
+      // Stream t's block b + kAhead; past its end, the same stream's of the next call (S pairs on).
 #pragma GCC unroll 2
-      for (int t = 0; t < S; ++t) {
-        ahead[t] = pair_block_ahead(panels + t * pair_bytes, S * pair_bytes, kPairs.block(), nb, b + kAhead);
-        if (Q4 && ahead[t] != nullptr) prefetch_bytes(ahead[t], kPairs.block(), kLineStep);
-      }
+      for (int t = 0; t < S; ++t)
+        if (const uint8_t* ahead =
+                pair_block_ahead(panels + t * pair_bytes, S * pair_bytes, kPairs.block(), nb, b + kAhead))
+          prefetch_bytes(ahead, kPairs.block(), kLineStep);
+    }
 #pragma GCC unroll 2
     for (int t = 0; t < S; ++t) {
       const uint8_t* pair = panels + t * pair_bytes;
@@ -231,7 +228,6 @@ void tile_pair32(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const 
       } else {
 #pragma GCC unroll 8
         for (int g = 0; g < 8; ++g) {  // byte group g: elements 4g .. 4g+3, each quant + 128
-          if (ahead[t] != nullptr) prefetch_block_part(ahead[t], kPairs.block(), g, 8);
           __m512i w[NP];
 #pragma GCC unroll 8
           for (int c = 0; c < NP; ++c)
