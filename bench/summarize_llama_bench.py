@@ -16,6 +16,18 @@ import json, statistics, sys
 OWN_CORES = 0.65
 
 
+def rep_states(r):
+    """Per decode repetition of an ork bench run: "own_cores" or "shared" where its compute probe
+    before the repetition (after the one before, or before the first) and after it agree, None where
+    they disagree (a phase's edge). A run from before ork bench measured before its first repetition
+    judges that one by the figure after it alone."""
+    after = r.get("compute_cores_paired_runs", [])
+    before = [r.get("compute_cores_before_first_run", after[0] if after else 0)] + after[:-1]
+    own = OWN_CORES * r["threads"]
+    return [("own_cores" if a >= own else "shared") if (a >= own) == (b >= own) else None
+            for b, a in zip(before, after)]
+
+
 def spread(v):
     """Median, min, max, median absolute deviation and count of v (None when empty); also used by
     bench/compare_llama_depth.sh."""
@@ -51,19 +63,19 @@ def main():
             s["ork_decode_read_fraction_median"] = statistics.median(r["decode_read_fraction"] for r in ork)
             # Every repetition's decode over the read rate measured around it (ork bench's paired runs).
             s["ork_decode_read_fraction_paired"] = spread([v for r in ork for v in r["decode_read_fraction_paired_runs"]])
-            # The same, split by the arithmetic the threads got after each repetition (ork bench's
-            # compute probe; runs from before it have none): "own_cores" where it found at least
-            # OWN_CORES of the thread count's worth, "shared" below (e.g. two vCPUs on one core).
+            # The same, and the decode's tok/s, split by the arithmetic the threads got around each
+            # repetition (ork bench's compute probe, rep_states; runs from before it have none):
+            # "own_cores" where it found at least OWN_CORES of the thread count's worth before and
+            # after, "shared" where below both times (e.g. two vCPUs on one core).
             by = {"own_cores": [], "shared": []}
+            tg_by = {"own_cores": [], "shared": []}
             for r in ork:
-                for frac, cores in zip(r["decode_read_fraction_paired_runs"], r.get("compute_cores_paired_runs", [])):
-                    by["own_cores" if cores >= OWN_CORES * r["threads"] else "shared"].append(frac)
-            if by["own_cores"] or by["shared"]:
+                for frac, tps, state in zip(r["decode_read_fraction_paired_runs"], r["tg_tok_per_s_runs"], rep_states(r)):
+                    if state:
+                        by[state].append(frac)
+                        tg_by[state].append(tps)
+            if any(r.get("compute_cores_paired_runs") for r in ork):
                 s["ork_decode_read_fraction_paired_by_compute"] = {k: spread(v) for k, v in by.items()}
-                tg_by = {"own_cores": [], "shared": []}
-                for r in ork:
-                    for tps, cores in zip(r["tg_tok_per_s_runs"], r.get("compute_cores_paired_runs", [])):
-                        tg_by["own_cores" if cores >= OWN_CORES * r["threads"] else "shared"].append(tps)
                 s["ork_tg64_by_compute"] = {k: spread(v) for k, v in tg_by.items()}
             # llama.cpp's decode over the read rate `ork probe cpu` measured around its run (the higher
             # of the two, as ork bench pairs), in ork's bytes a token; split by the state both probes

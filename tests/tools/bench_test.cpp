@@ -113,6 +113,7 @@ TEST(OrkBench, JsonReportIsConsistent) {
     const std::vector<double> cores = json_array(r.out, "compute_cores_paired_runs");
     ASSERT_EQ(cores.size(), 2u) << r.out;
     for (double c : cores) EXPECT_GT(c, 0) << r.out;
+    EXPECT_GT(json_number(r.out, "compute_cores_before_first_run"), 0) << r.out;
   }
 }
 
@@ -196,6 +197,7 @@ TEST(OrkBench, SpeculativeFigures) {
   EXPECT_NE(s.out.find("\"tokens_identical\":true"), std::string::npos) << s.out;
   // The compute probe is about a CPU decode's threads: not measured for a device's decode.
   EXPECT_EQ(s.out.find("compute_cores_paired_runs"), std::string::npos) << s.out;
+  EXPECT_EQ(s.out.find("compute_cores_before_first_run"), std::string::npos) << s.out;
 }
 
 }  // namespace

@@ -167,10 +167,12 @@ int cmd_bench(const std::vector<std::string>& argv) {
   // The read rate, measured next to each decode repetition: before the first, then after each (the
   // higher of the two around a repetition is its reference), since a shared machine's rate drifts.
   std::optional<ReadProbe> probe(std::in_place, engine.pool(), bw_bytes);
-  // And, when the CPU decodes, the arithmetic its threads got, after each repetition (compute_probe.h).
+  // And, when the CPU decodes, the arithmetic its threads got, before the first repetition and after
+  // each (compute_probe.h): repetition r lies between figure r − 1 (or the first) and figure r.
   std::optional<ComputeProbe> compute;
   if (n_gen > 0 && engine.device() == nullptr) compute.emplace(engine.pool());
   std::vector<double> paired_read, paired_cores;
+  const double cores_before = compute ? compute->measure(kPairedPasses).cores() : 0.0;
   double read_before = n_gen > 0 ? probe->gbs(kPairedPasses) : 0.0;
   for (int r = 0; r < reps && n_gen > 0; ++r) {
     const std::vector<int32_t> tokens = random_tokens(n_gen, n_vocab, uint32_t(200 + r));
@@ -242,10 +244,12 @@ int cmd_bench(const std::vector<std::string>& argv) {
     array("decode_read_fraction_paired_runs", paired_fraction);
     j.key("decode_read_fraction_paired").value(paired);
     // The threads' arithmetic (a CPU decode): an L2-resident Q4_K decode matmul, best of 7, every
-    // thread and one thread on its share; after each repetition their ratio (threads' worth).
+    // thread and one thread on its share; their ratio (threads' worth) before the first repetition
+    // and after each.
     if (!paired_cores.empty()) {
       j.key("compute_gb_per_s").value(compute_rate.all_gbs);
       j.key("compute_one_thread_gb_per_s").value(compute_rate.one_gbs);
+      j.key("compute_cores_before_first_run").value(cores_before);
       array("compute_cores_paired_runs", paired_cores);
     }
     if (board) j.key("board_model").raw(board->to_json());
