@@ -3,9 +3,9 @@
 # of one or more of its outputs (JSONL: {"program": "ork bench" | "llama-bench", "file": …, "run": …};
 # summary lines are skipped): medians over all repetitions with min, max and median absolute
 # deviation, the ratios ork ÷ llama.cpp of the medians, ork's paired decode ÷ read rate fractions
-# (also split by the arithmetic ork bench's compute probe found after each repetition), and where the
-# llama-bench lines carry `ork probe cpu` before and after them, llama.cpp's decode ÷ read rate the
-# same way and both programs' decode split by that machine state.
+# (also split by the arithmetic ork bench's compute probe found before and after each repetition:
+# the machine's state, rep_states), and where the llama-bench lines carry `ork probe cpu` before and
+# after them, llama.cpp's decode ÷ read rate the same way and both programs' decode split by state.
 # Several outputs together summarize several runs of the same files as one.
 # usage: bench/summarize_llama_bench.py RUNS.jsonl...
 import json, statistics, sys

@@ -155,7 +155,7 @@ TEST_F(Cli, ProbeCpuMeasuresTheReadRateAndTheThreadsArithmetic) {
   EXPECT_GT(number_after("compute_cores"), 0.0);
   const Result text = run_ork("probe cpu -t 1 --passes 1 --bw-mib 16", dir_);
   ASSERT_EQ(text.status, 0) << text.err;
-  EXPECT_NE(text.out.find("1 threads"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(", 1 thread\n"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("threads' worth"), std::string::npos) << text.out;
   for (const char* bad : {"probe cpu --passes 0", "probe cpu -t -1", "probe cpu --bw-mib x", "probe cpu --model m"}) {
     const Result r = run_ork(bad, dir_);

@@ -56,7 +56,7 @@ int probe_cpu(const std::vector<std::string>& argv) {
     j.end_object();
     std::printf("%s\n", j.str().c_str());
   } else {
-    std::printf("%s, %d threads\n", machine_name().c_str(), pool.size());
+    std::printf("%s, %d thread%s\n", machine_name().c_str(), pool.size(), pool.size() == 1 ? "" : "s");
     std::printf("read: %.2f GB/s (%zu MiB, best of %d)\n", read_gbs, bw_bytes >> 20, passes);
     std::printf("arithmetic (an L2-resident Q4_K decode matmul): %.1f GB/s on %d threads, %.1f on one: "
                 "%.2f threads' worth\n",
