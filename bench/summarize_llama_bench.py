@@ -62,7 +62,7 @@ def main():
             s["ork_decode_gb_per_s_median"] = statistics.median(r["decode_gb_per_s"] for r in ork)
             s["ork_decode_read_fraction_median"] = statistics.median(r["decode_read_fraction"] for r in ork)
             # Every repetition's decode over the read rate measured around it (ork bench's paired runs).
-            s["ork_decode_read_fraction_paired"] = spread([v for r in ork for v in r["decode_read_fraction_paired_runs"]])
+            s["ork_decode_read_fraction_paired"] = spread([v for r in ork for v in r.get("decode_read_fraction_paired_runs", [])])
             # The same, and the decode's tok/s, split by the arithmetic the threads got around each
             # repetition (ork bench's compute probe, rep_states; runs from before it have none):
             # "own_cores" where it found at least OWN_CORES of the thread count's worth before and
@@ -70,7 +70,7 @@ def main():
             by = {"own_cores": [], "shared": []}
             tg_by = {"own_cores": [], "shared": []}
             for r in ork:
-                for frac, tps, state in zip(r["decode_read_fraction_paired_runs"], r["tg_tok_per_s_runs"], rep_states(r)):
+                for frac, tps, state in zip(r.get("decode_read_fraction_paired_runs", []), r["tg_tok_per_s_runs"], rep_states(r)):
                     if state:
                         by[state].append(frac)
                         tg_by[state].append(tps)
