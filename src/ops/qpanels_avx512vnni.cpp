@@ -201,7 +201,14 @@ void tile_pair32(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const 
   // line of the block ahead and leaves the rest to the hardware prefetcher, which follows the pair's
   // one stream: × 1.09–1.16 against every line (every other line 1.00–1.13, every eighth as every
   // fourth); Q8_0, consuming the stream twice as fast, measured × 0.93 with every fourth line.
+  // Q8_0 then asks for every line a second time, kAgain blocks ahead: as if the core let go of some
+  // of the first requests (it has few places for misses in flight, and a software prefetch that finds
+  // none may be dropped), the second brings back what would otherwise be a demand miss. One 125 MB
+  // matmul × 1.09–1.13 on one thread, × 1.04–1.06 on two with cores of their own and × 1.17–1.20 when
+  // they share one; a whole decode × 1.07–1.10 and × 1.12 (in-process A/Bs, docs/ops.md, "ninth
+  // session"). Every other line the second time: × 1.01–1.05.
   constexpr int64_t kAhead = (Q4 ? 1 : 2) * blocks_ahead(kPairs.block());
+  constexpr int64_t kAgain = 2;
   constexpr int64_t kLineStep = (Q4 ? 4 : 1) * kCacheLineBytes;
   const int64_t pair_bytes = 2 * pb;
   for (int64_t b = 0; b < nb; ++b) {
@@ -212,6 +219,12 @@ void tile_pair32(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const 
         if (const uint8_t* ahead =
                 pair_block_ahead(panels + t * pair_bytes, S * pair_bytes, kPairs.block(), nb, b + kAhead))
           prefetch_bytes(ahead, kPairs.block(), kLineStep);
+      if constexpr (!Q4)
+#pragma GCC unroll 2
+        for (int t = 0; t < S; ++t)
+          if (const uint8_t* again =
+                  pair_block_ahead(panels + t * pair_bytes, S * pair_bytes, kPairs.block(), nb, b + kAgain))
+            prefetch_bytes(again, kPairs.block(), kLineStep);
     }
 #pragma GCC unroll 2
     for (int t = 0; t < S; ++t) {
@@ -373,9 +386,14 @@ void tile_q45_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb,
 
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* q = panels + sb + b * kQuantBytes;
-    NextBlock next{};
-    if (RX == 1)
+    // The block blocks_ahead() on, and the next one again — a second request for what was asked one
+    // block earlier, as Q8_0's kAgain (tile_pair32): a whole decode × 1.04–1.15 (Q4_K_M) and
+    // × 1.07–1.13 (Q5_K_M) in-process, docs/ops.md, "ninth session".
+    NextBlock next{}, again{};
+    if (RX == 1) {
       next = next_block<NP>(panels, pb, sb, b, nb, kQuantBytes, kPanelQ4KScaleBytes, blocks_ahead(kQuantBytes));
+      again = next_block<NP>(panels, pb, sb, b, nb, kQuantBytes, kPanelQ4KScaleBytes, 1);
+    }
     const uint8_t* sc = panels + b * kPanelQ4KScaleBytes;
     __m512i isum[RX][NP];
     zero(isum);
@@ -384,7 +402,10 @@ void tile_q45_k_fixed(int64_t nb, const uint8_t* panels, int64_t pb, int64_t sb,
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const int sub = 2 * j + h;
-      if (RX == 1) prefetch_part<NP>(next, pb, kQuantBytes, sub, 8);
+      if (RX == 1) {
+        prefetch_part<NP>(next, pb, kQuantBytes, sub, 8);
+        prefetch_part<NP>(again, pb, kQuantBytes, sub, 8);
+      }
       [[maybe_unused]] const __m512i bit = _mm512_set1_epi8(char(1 << sub));  // Q5_K: sub's bit of a qh byte
       __m512i p[RX][NP];
       zero(p);
