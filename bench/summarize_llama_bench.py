@@ -16,16 +16,21 @@ import json, statistics, sys
 OWN_CORES = 0.65
 
 
+def state(cores_before, cores_after, threads):
+    """The machine's state around one timed run from the compute probe's threads' worth before and
+    after it: "own_cores" where both reach OWN_CORES of the thread count, "shared" where both fall
+    below, None where they disagree (a phase's edge). The one rule for ork's and llama.cpp's runs."""
+    own = [c >= OWN_CORES * threads for c in (cores_before, cores_after)]
+    return ("own_cores" if own[0] else "shared") if own[0] == own[1] else None
+
+
 def rep_states(r):
-    """Per decode repetition of an ork bench run: "own_cores" or "shared" where its compute probe
-    before the repetition (after the one before, or before the first) and after it agree, None where
-    they disagree (a phase's edge). A run from before ork bench measured before its first repetition
+    """state() of each decode repetition of an ork bench run: before it, the figure after the one
+    before (or before the first). A run from before ork bench measured before its first repetition
     judges that one by the figure after it alone."""
     after = r.get("compute_cores_paired_runs", [])
     before = [r.get("compute_cores_before_first_run", after[0] if after else 0)] + after[:-1]
-    own = OWN_CORES * r["threads"]
-    return [("own_cores" if a >= own else "shared") if (a >= own) == (b >= own) else None
-            for b, a in zip(before, after)]
+    return [state(b, a, r["threads"]) for b, a in zip(before, after)]
 
 
 def spread(v):
@@ -70,10 +75,10 @@ def main():
             by = {"own_cores": [], "shared": []}
             tg_by = {"own_cores": [], "shared": []}
             for r in ork:
-                for frac, tps, state in zip(r.get("decode_read_fraction_paired_runs", []), r["tg_tok_per_s_runs"], rep_states(r)):
-                    if state:
-                        by[state].append(frac)
-                        tg_by[state].append(tps)
+                for frac, tps, rep_state in zip(r.get("decode_read_fraction_paired_runs", []), r["tg_tok_per_s_runs"], rep_states(r)):
+                    if rep_state:
+                        by[rep_state].append(frac)
+                        tg_by[rep_state].append(tps)
             if any(r.get("compute_cores_paired_runs") for r in ork):
                 s["ork_decode_read_fraction_paired_by_compute"] = {k: spread(v) for k, v in by.items()}
                 s["ork_tg64_by_compute"] = {k: spread(v) for k, v in tg_by.items()}
@@ -87,17 +92,16 @@ def main():
                     continue
                 pb, pa = l["probe_before"], l["probe_after"]
                 read = max(pb["read_gb_per_s"], pa["read_gb_per_s"])
-                own = [p["compute_cores"] >= OWN_CORES * p["threads"] for p in (pb, pa)]
-                state = ("own_cores" if own[0] else "shared") if own[0] == own[1] else None
+                run_state = state(pb["compute_cores"], pa["compute_cores"], pb["threads"])
                 for t in l["run"]:
                     if t["n_prompt"] != 0:
                         continue
                     for tps in t["samples_ts"]:
                         frac = tps * wbytes / 1e9 / read
                         lfrac.append(frac)
-                        if state:
-                            lby[state].append(tps)
-                            lfrac_by[state].append(frac)
+                        if run_state:
+                            lby[run_state].append(tps)
+                            lfrac_by[run_state].append(frac)
             if lfrac:
                 s["llama_cpp_decode_read_fraction_paired"] = spread(lfrac)
                 s["llama_cpp_decode_read_fraction_paired_by_compute"] = {k: spread(v) for k, v in lfrac_by.items()}
