@@ -277,9 +277,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
       std::printf("against the read bandwidth measured around each repetition: %.0f%% (median of %zu)\n",
                   100.0 * paired, paired_fraction.size());
     if (!paired_cores.empty())
-      std::printf("arithmetic (an L2-resident Q4_K decode matmul): %.1f GB/s on %d threads, %.1f on one; "
-                  "after each repetition %.2f threads' worth (median)\n",
-                  compute_rate.all_gbs, engine.threads(), compute_rate.one_gbs, stats(paired_cores).median);
+      std::printf("%s; after each repetition %.2f threads' worth (median)\n",
+                  compute_rate.describe(engine.threads()).c_str(), stats(paired_cores).median);
     if (board) std::printf("%s\n", board->to_text().c_str());
     if (wants_speculative(args) && n_gen > 0) bench_speculative(args, engine, draft.get(), n_gen, reps, nullptr);
   }

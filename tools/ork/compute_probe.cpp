@@ -1,6 +1,7 @@
 #include "compute_probe.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <random>
 
 #include "core/timer.h"
@@ -55,6 +56,13 @@ double ComputeProbe::rate(ThreadPool& pool, const ops::QPanels& w, int passes) {
     if (p == 0 || ms < best_ms) best_ms = ms;
   }
   return best_ms > 0 ? double(w.bytes()) * kCallsPerPass / (best_ms * 1e6) : 0.0;
+}
+
+std::string ComputeProbe::Rate::describe(int threads) const {
+  char line[160];
+  std::snprintf(line, sizeof line, "arithmetic (an L2-resident Q4_K decode matmul): %.1f GB/s on %d threads, %.1f on one",
+                all_gbs, threads, one_gbs);
+  return line;
 }
 
 ComputeProbe::Rate ComputeProbe::measure(int passes) {

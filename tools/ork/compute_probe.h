@@ -11,6 +11,7 @@
 // Not thread-safe (one caller; it runs loops on the pool it was given and on its own one-thread pool).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/huge_page_arena.h"
@@ -31,6 +32,9 @@ class ComputeProbe {
     double one_gbs = 0;  // GB/s of weights, one thread on one thread's share
     // all_gbs / one_gbs: threads' worth of arithmetic the pool got (0 when one_gbs is 0).
     double cores() const { return one_gbs > 0 ? all_gbs / one_gbs : 0.0; }
+    // "arithmetic (an L2-resident Q4_K decode matmul): A GB/s on N threads, B on one" — the line
+    // `ork bench` and `ork probe cpu` print, each followed by its own threads'-worth figure.
+    std::string describe(int threads) const;
   };
   // Best of `passes` timed passes each way (each pass ≈ 0.5 ms), after untimed calls that bring the
   // weights into the caches.

@@ -58,9 +58,7 @@ int probe_cpu(const std::vector<std::string>& argv) {
   } else {
     std::printf("%s, %d thread%s\n", machine_name().c_str(), pool.size(), pool.size() == 1 ? "" : "s");
     std::printf("read: %.2f GB/s (%zu MiB, best of %d)\n", read_gbs, bw_bytes >> 20, passes);
-    std::printf("arithmetic (an L2-resident Q4_K decode matmul): %.1f GB/s on %d threads, %.1f on one: "
-                "%.2f threads' worth\n",
-                rate.all_gbs, pool.size(), rate.one_gbs, rate.cores());
+    std::printf("%s: %.2f threads' worth\n", rate.describe(pool.size()).c_str(), rate.cores());
   }
   return 0;
 }
