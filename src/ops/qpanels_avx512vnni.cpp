@@ -654,8 +654,8 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t, int64_t, int nc
 // Q6_K with one activation row (decode): the same integer sums as tile_q6_k_fixed<1, NP>, with each
 // ql group loaded once for its two nibbles and each qh group once for its four bit pairs. Block by
 // block, panel by panel: a panel's block is read whole before its pair partner's, so the loads run
-// over three places at a time (two ql groups and a qh group) rather than six, and the next block is
-// asked for into L2 (prefetcht1). In-process A/B of a decode's matmuls on the development VM
+// over three places at a time (two ql groups and a qh group) rather than six, and the blocks ahead
+// are asked for into L2 (prefetcht1). In-process A/B of a decode's matmuls on the development VM
 // (docs/ops.md, "seventh session"): panel by panel × 1.12–1.19 against both panels' groups
 // interleaved, then the L2 hint × 1.13–1.60 against prefetcht0 (which the interleaved order had
 // wanted: × 0.87–1.00 with t1). Within a panel's block: half h, then the 4 groups l' of one half
@@ -665,10 +665,12 @@ void tile_q6_k_fixed(int64_t nb, const uint8_t* panels, int64_t, int64_t, int nc
 // each byte for shifts up to 4.
 //
 // The int32 sum t of one panel's block (qpanels.h, "Q6_K"), whose quants are at `g` and int8
-// sub-block scales at `sc` (sc[sub][row]); `next` is the panel's share of the next block, asked for
-// into L2 in four parts of `part` bytes; zero_sums: the block's 32·Σx per sub-block (q6_k_zero_sums).
+// sub-block scales at `sc` (sc[sub][row]); `ahead` and `again` are the panel's shares of the block
+// after next (null past the next tile) and of the next block, each asked for into L2 in four parts
+// of `part` bytes; zero_sums: the block's 32·Σx per sub-block (q6_k_zero_sums).
 inline __m512i q6_k_panel_block(const uint8_t* g, const uint8_t* sc, const quant::BlockQ8_K& xb,
-                                 const int32_t (&zero_sums)[16], const uint8_t* next, int64_t part) {
+                                 const int32_t (&zero_sums)[16], const uint8_t* ahead, const uint8_t* again,
+                                 int64_t part) {
   const __m512i m4 = _mm512_set1_epi8(15);
   const __m512i m30 = _mm512_set1_epi8(0x30);
   constexpr int kAOrBAndC = 0xF8;  // vpternlogd truth table of a | (b & c)
@@ -676,7 +678,8 @@ inline __m512i q6_k_panel_block(const uint8_t* g, const uint8_t* sc, const quant
 #pragma GCC unroll 1
   for (int hh = 0; hh < 4; ++hh) {  // half h = hh / 2; half of each quarter = hh % 2 (l' = 4·half ..)
     const int h = hh / 2, half = hh % 2;
-    prefetch_bytes<PrefetchInto::kL2>(next + hh * part, part);
+    if (ahead) prefetch_bytes<PrefetchInto::kL2>(ahead + hh * part, part);
+    prefetch_bytes<PrefetchInto::kL2>(again + hh * part, part);
     __m512i p[4];
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) p[k] = _mm512_setzero_si512();
@@ -717,16 +720,22 @@ void tile_q6_k_one_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t, i
   const auto* xb = reinterpret_cast<const quant::BlockQ8_K*>(x);
   constexpr int64_t kQC = kQ6_KPairs.quant, kSC = kQ6_KPairs.scale, kPart = kQ6_KPairs.block() / (4 * NP);
   for (int64_t b = 0; b < nb; ++b) {
-    // Panels in pairs (qpanels.h): panel c's quants at q + c·kQC, its scales at sc + c·kSC. The next
-    // block (past the pair's last: the next pair's first, the next tile's) is asked for in 4·NP parts.
+    // Panels in pairs (qpanels.h): panel c's quants at q + c·kQC, its scales at sc + c·kSC. The block
+    // after next and, a second time, the next block (past the pair's last: the next pair's, the next
+    // tile's) are asked for in 4·NP parts each — the second request as Q8_0's kAgain (tile_pair32).
+    // A whole Q6_K decode in-process × 1.15–1.18 with the two threads sharing a core's arithmetic,
+    // × 0.99–1.00 with cores of their own, against the next block asked for once; three blocks ahead
+    // and the next again × 1.14 / 0.99 (docs/ops.md, "tenth session").
     const uint8_t* q = kQ6_KPairs.quants(panels, b, 0);
     const uint8_t* sc = kQ6_KPairs.scales(panels, b, 0);
-    const uint8_t* next = pair_block_ahead(panels, 2 * pb, kQ6_KPairs.block(), nb, b + 1);  // never null
+    const uint8_t* ahead = pair_block_ahead(panels, 2 * pb, kQ6_KPairs.block(), nb, b + 2);
+    const uint8_t* again = pair_block_ahead(panels, 2 * pb, kQ6_KPairs.block(), nb, b + 1);  // never null
     int32_t zero_sums[16];
     q6_k_zero_sums(xb[b], zero_sums);
 #pragma GCC unroll 1
     for (int c = 0; c < NP; ++c) {
-      const __m512i t = q6_k_panel_block(q + c * kQC, sc + c * kSC + 32, xb[b], zero_sums, next + 4 * c * kPart, kPart);
+      const __m512i t = q6_k_panel_block(q + c * kQC, sc + c * kSC + 32, xb[b], zero_sums,
+                                         ahead ? ahead + 4 * c * kPart : nullptr, again + 4 * c * kPart, kPart);
       const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc + c * kSC)));
       acc[0][c] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xb[b].d)), _mm512_cvtepi32_ps(t), acc[0][c]);
     }
