@@ -50,7 +50,8 @@ inline void prefetch_lines(const uint8_t* p, int64_t bytes) {
 // 4 KiB, nothing more at 8 KiB. The Q6_K tiles stay at one pair block (6.6 KiB): two or three
 // measured slower or equal — asked for once; the AVX-512 VNNI one-row Q6_K tile now asks two pair
 // blocks ahead and the next one again (its comment has the figures).
-// The AVX-512 VNNI Q8_0 tile asks twice as far (8.5 KiB; its comment has the figures).
+// The AVX-512 VNNI Q8_0 tile asks four times as far (17 KiB) and twice again nearer (its comment has
+// the figures).
 inline constexpr int64_t kPrefetchAheadBytes = 4096;
 constexpr int64_t blocks_ahead(int64_t quant_bytes) {
   return (kPrefetchAheadBytes + quant_bytes - 1) / quant_bytes;

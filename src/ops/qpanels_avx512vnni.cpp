@@ -195,20 +195,24 @@ void tile_pair32(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const 
   const BlockQ8A* xr[RX];
   row_pointers(x, xs, xr);
   const __m512i m4 = _mm512_set1_epi8(15);
-  // Q8_0 asks twice as far ahead (8 blocks, 8.5 KiB): with the least arithmetic per byte its tile
-  // consumes a pair fastest — × 1.04–1.07 against 4 blocks in an in-process A/B (docs/ops.md, sixth
-  // session); Q4_0 at half its distance measured 0.99–1.07 and stays. Q4_0 asks for every fourth
-  // line of the block ahead and leaves the rest to the hardware prefetcher, which follows the pair's
-  // one stream: × 1.09–1.16 against every line (every other line 1.00–1.13, every eighth as every
-  // fourth); Q8_0, consuming the stream twice as fast, measured × 0.93 with every fourth line.
-  // Q8_0 then asks for every line a second time, kAgain blocks ahead: as if the core let go of some
-  // of the first requests (it has few places for misses in flight, and a software prefetch that finds
-  // none may be dropped), the second brings back what would otherwise be a demand miss. One 125 MB
-  // matmul × 1.09–1.13 on one thread, × 1.04–1.06 on two with cores of their own and × 1.17–1.20 when
-  // they share one; a whole decode × 1.07–1.10 and × 1.12 (in-process A/Bs, docs/ops.md, "ninth
-  // session"). Every other line the second time: × 1.01–1.05.
-  constexpr int64_t kAhead = (Q4 ? 1 : 2) * blocks_ahead(kPairs.block());
-  constexpr int64_t kAgain = 2;
+  // Q8_0 asks four times as far ahead (16 blocks, 17 KiB): with the least arithmetic per byte its
+  // tile consumes a pair fastest — twice as far measured × 1.04–1.07 against 4 blocks in an
+  // in-process A/B (docs/ops.md, sixth session); Q4_0 at half its distance measured 0.99–1.07 and
+  // stays. Q4_0 asks for every fourth line of the block ahead and leaves the rest to the hardware
+  // prefetcher, which follows the pair's one stream: × 1.09–1.16 against every line (every other line
+  // 1.00–1.13, every eighth as every fourth); Q8_0, consuming the stream twice as fast, measured
+  // × 0.93 with every fourth line.
+  // Q8_0 then asks for every line again, kAgain blocks ahead: as if the core let go of some of the
+  // first requests (it has few places for misses in flight, and a software prefetch that finds none
+  // may be dropped), a later one brings back what would otherwise be a demand miss. One request again
+  // at 2 blocks (after one at 8): one 125 MB matmul × 1.09–1.13 on one thread, × 1.04–1.06 on two with
+  // cores of their own and × 1.17–1.20 when they share one; a whole decode × 1.07–1.10 and × 1.12
+  // (docs/ops.md, "ninth session"). Every other line the second time: × 1.01–1.05. Two again, at 4
+  // and 2 (after one at 16), against that: a whole decode × 1.09–1.15 when the threads share a core,
+  // × 1.00–1.02 with cores of their own; (8; 4, 2) × 1.10 / 1.02, (16; 8, 2) × 1.12 / 1.00 (docs/ops.md,
+  // "tenth session").
+  constexpr int64_t kAhead = (Q4 ? 1 : 4) * blocks_ahead(kPairs.block());
+  constexpr int64_t kAgain[] = {4, 2};
   constexpr int64_t kLineStep = (Q4 ? 4 : 1) * kCacheLineBytes;
   const int64_t pair_bytes = 2 * pb;
   for (int64_t b = 0; b < nb; ++b) {
@@ -221,10 +225,12 @@ void tile_pair32(int64_t nb, const uint8_t* panels, int64_t pb, int ncol, const 
           prefetch_bytes(ahead, kPairs.block(), kLineStep);
       if constexpr (!Q4)
 #pragma GCC unroll 2
-        for (int t = 0; t < S; ++t)
-          if (const uint8_t* again =
-                  pair_block_ahead(panels + t * pair_bytes, S * pair_bytes, kPairs.block(), nb, b + kAgain))
-            prefetch_bytes(again, kPairs.block(), kLineStep);
+        for (int64_t distance : kAgain)
+#pragma GCC unroll 2
+          for (int t = 0; t < S; ++t)
+            if (const uint8_t* again =
+                    pair_block_ahead(panels + t * pair_bytes, S * pair_bytes, kPairs.block(), nb, b + distance))
+              prefetch_bytes(again, kPairs.block(), kLineStep);
     }
 #pragma GCC unroll 2
     for (int t = 0; t < S; ++t) {
