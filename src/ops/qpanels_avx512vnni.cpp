@@ -730,7 +730,7 @@ void tile_q6_k_one_row(int64_t nb, const uint8_t* panels, int64_t pb, int64_t, i
     // after next and, a second time, the next block (past the pair's last: the next pair's, the next
     // tile's) are asked for in 4·NP parts each — the second request as Q8_0's kAgain (tile_pair32).
     // A whole Q6_K decode in-process × 1.15–1.18 with the two threads sharing a core's arithmetic,
-    // × 0.99–1.00 with cores of their own, against the next block asked for once; three blocks ahead
+    // × 0.96–1.00 with cores of their own, against the next block asked for once; three blocks ahead
     // and the next again × 1.14 / 0.99 (docs/ops.md, "tenth session").
     const uint8_t* q = kQ6_KPairs.quants(panels, b, 0);
     const uint8_t* sc = kQ6_KPairs.scales(panels, b, 0);
